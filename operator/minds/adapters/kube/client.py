@@ -1,0 +1,105 @@
+"""Kubernetes API access for the engine: custom objects, conditional status writes, Events."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+
+from minds.domain.resources.kinds import Kind
+from minds.engine.ports import Conflict, NotFound
+
+log = logging.getLogger(__name__)
+
+COMPONENT = "minds-controller"
+
+
+def api_client(kubeconfig: str | None = None, context: str | None = None) -> client.ApiClient:
+    """An API client from a kubeconfig (explicit, $KUBECONFIG, ~/.kube) or the pod's account."""
+    try:
+        return config.new_client_from_config(config_file=kubeconfig, context=context)
+    except config.ConfigException:
+        cfg = client.Configuration()
+        config.load_incluster_config(client_configuration=cfg)
+        return client.ApiClient(cfg)
+
+
+def _raise_mapped(exc: ApiException, what: str) -> None:
+    if exc.status == 409:
+        raise Conflict(what) from exc
+    if exc.status == 404:
+        raise NotFound(what) from exc
+    raise exc
+
+
+class KubeResources:
+    """The engine's ``ResourcePort`` over the CustomObjects API."""
+
+    def __init__(self, api: client.ApiClient) -> None:
+        self._custom = client.CustomObjectsApi(api)
+
+    def get(self, kind: Kind, namespace: str, name: str) -> dict[str, Any]:
+        try:
+            obj: dict[str, Any] = self._custom.get_namespaced_custom_object(
+                kind.group, kind.version, namespace, kind.plural, name
+            )
+        except ApiException as exc:
+            _raise_mapped(exc, f"{kind.kind} {namespace}/{name}")
+            raise
+        return obj
+
+    def replace_status(
+        self, kind: Kind, body: dict[str, Any], status: dict[str, Any]
+    ) -> dict[str, Any]:
+        """PUT the status subresource: the body's resourceVersion makes it conditional."""
+        meta = body["metadata"]
+        new = {**body, "status": status}
+        try:
+            obj: dict[str, Any] = self._custom.replace_namespaced_custom_object_status(
+                kind.group, kind.version, meta["namespace"], kind.plural, meta["name"], new
+            )
+        except ApiException as exc:
+            _raise_mapped(exc, f"{kind.kind} {meta['namespace']}/{meta['name']}")
+            raise
+        return obj
+
+
+class KubeEvents:
+    """Posts core/v1 Events so ``kubectl describe`` tells the story. Best effort by design:
+    the ledger is the record, an Event is a courtesy, and losing one must not fail a handler."""
+
+    def __init__(self, api: client.ApiClient) -> None:
+        self._core = client.CoreV1Api(api)
+
+    def post(self, body: dict[str, Any], *, type_: str, reason: str, message: str) -> None:
+        meta = body["metadata"]
+        now = datetime.now(UTC)
+        event = client.CoreV1Event(
+            metadata=client.V1ObjectMeta(
+                generate_name=f"{meta['name']}.", namespace=meta["namespace"]
+            ),
+            involved_object=client.V1ObjectReference(
+                api_version=body.get("apiVersion"),
+                kind=body.get("kind"),
+                name=meta["name"],
+                namespace=meta["namespace"],
+                uid=meta.get("uid"),
+                resource_version=meta.get("resourceVersion"),
+            ),
+            reason=reason,
+            message=message[:1024],
+            type=type_,
+            first_timestamp=now,
+            last_timestamp=now,
+            count=1,
+            source=client.V1EventSource(component=COMPONENT),
+            reporting_component=COMPONENT,
+            reporting_instance=COMPONENT,
+        )
+        try:
+            self._core.create_namespaced_event(meta["namespace"], event)
+        except ApiException as exc:
+            log.warning("could not post event %s on %s: %s", reason, meta["name"], exc.reason)

@@ -1,0 +1,165 @@
+"""Render CustomResourceDefinitions from the pydantic models.
+
+The models are the single source of truth: this turns their JSON Schema into the structural
+OpenAPI v3 schema the API server wants (no ``$ref``, no ``anyOf`` with null, free-form maps
+marked ``x-kubernetes-preserve-unknown-fields``), keeping descriptions for ``kubectl explain``
+and CEL rules for server-side validation.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import yaml
+
+from minds.domain.resources.kinds import CATEGORY, KINDS, Kind
+
+# JSON Schema keywords the structural schema has no use for, or that the API server refuses.
+_DROP = {"title", "$defs", "examples", "discriminator"}
+
+
+class SchemaError(ValueError):
+    """A model produced a schema we cannot express as a structural CRD schema."""
+
+
+def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    ref = schema.get("$ref")
+    if ref is None:
+        return schema
+    target = defs[ref.split("/")[-1]]
+    merged = {k: v for k, v in schema.items() if k != "$ref"}
+    # Field-level keys (description, CEL rules) win over the referenced model's own.
+    out = copy.deepcopy(target)
+    for key, value in merged.items():
+        if key == "x-kubernetes-validations":
+            out[key] = list(out.get(key, [])) + list(value)
+        else:
+            out[key] = value
+    return out
+
+
+def _collapse_optional(schema: dict[str, Any]) -> dict[str, Any]:
+    """``X | None`` becomes ``X``: optional means "may be absent", and we never write nulls."""
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if options is None:
+            continue
+        non_null = [o for o in options if o.get("type") != "null"]
+        if len(non_null) != 1:
+            raise SchemaError(f"unions are not expressible in a structural schema: {options}")
+        rest = {k: v for k, v in schema.items() if k != key}
+        if rest.get("default", "absent") is None:
+            rest.pop("default")
+        return {**non_null[0], **rest}
+    return schema
+
+
+def structural(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """Convert one pydantic JSON schema node (recursively) to a structural schema node."""
+    node = _collapse_optional(_resolve(schema, defs))
+    node = _resolve(node, defs)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _DROP:
+            continue
+        if key == "properties":
+            out["properties"] = {name: structural(sub, defs) for name, sub in value.items()}
+        elif key == "items":
+            out["items"] = structural(value, defs)
+        elif key == "additionalProperties":
+            if value is True or value == {}:
+                out["x-kubernetes-preserve-unknown-fields"] = True
+            elif value is False:
+                continue
+            else:
+                out["additionalProperties"] = structural(value, defs)
+        else:
+            out[key] = value
+    if not out.get("type") and "x-kubernetes-preserve-unknown-fields" not in out:
+        if "enum" in out:
+            out["type"] = "string"
+        elif not any(k in out for k in ("properties", "items")):
+            # ``Any``: the value is free-form by design.
+            out["x-kubernetes-preserve-unknown-fields"] = True
+    if out.get("type") == "object" and "properties" in out:
+        out.pop("x-kubernetes-preserve-unknown-fields", None)
+    return out
+
+
+def model_schema(model: type[Any]) -> dict[str, Any]:
+    raw = model.model_json_schema(by_alias=True, mode="validation")
+    return structural(raw, raw.get("$defs", {}))
+
+
+def render_crd(kind: Kind) -> dict[str, Any]:
+    spec_schema = model_schema(kind.spec)
+    status_schema = model_schema(kind.status)
+    spec_schema.setdefault("description", f"Desired state of the {kind.kind}.")
+    status_schema.setdefault("description", f"Observed state of the {kind.kind}.")
+    columns = [
+        {
+            "name": c.name,
+            "type": c.type,
+            "jsonPath": c.json_path,
+            **({"priority": c.priority} if c.priority else {}),
+            **({"description": c.description} if c.description else {}),
+            **({"format": c.format} if c.format else {}),
+        }
+        for c in kind.columns
+    ]
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": kind.crd_name,
+            "labels": {"app.kubernetes.io/part-of": "minds-operator"},
+        },
+        "spec": {
+            "group": kind.group,
+            "scope": "Namespaced",
+            "names": {
+                "kind": kind.kind,
+                "listKind": f"{kind.kind}List",
+                "plural": kind.plural,
+                "singular": kind.singular,
+                "shortNames": list(kind.short_names),
+                "categories": [CATEGORY],
+            },
+            "versions": [
+                {
+                    "name": kind.version,
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "additionalPrinterColumns": columns,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "description": kind.description,
+                            "required": ["spec"],
+                            "properties": {
+                                "apiVersion": {"type": "string"},
+                                "kind": {"type": "string"},
+                                "metadata": {"type": "object"},
+                                "spec": spec_schema,
+                                "status": status_schema,
+                            },
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+_HEADER = "# Generated by `minds crds generate` from the pydantic models. Do not edit.\n"
+
+
+def render_yaml(kind: Kind) -> str:
+    return _HEADER + yaml.safe_dump(render_crd(kind), sort_keys=False, width=100)
+
+
+def rendered_files() -> dict[str, str]:
+    """File name -> content for every CRD, as committed under ``crds/``."""
+    return {f"{kind.crd_name}.yaml": render_yaml(kind) for kind in KINDS}

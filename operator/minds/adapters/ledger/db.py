@@ -1,0 +1,43 @@
+"""Database URLs and engines for the ledger.
+
+People write `postgresql://...` (libpq style, what `MINDS_DATABASE_URL` usually holds), but
+SQLAlchemy maps that to psycopg2, which we do not ship. Every engine is built here so the driver
+is always psycopg 3 and every session runs in UTC.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import URL, Engine, create_engine, make_url
+
+__all__ = ["DATABASE_URL_ENV", "make_engine", "normalize_url", "redact_url"]
+
+DATABASE_URL_ENV = "MINDS_DATABASE_URL"
+
+_PSYCOPG = "postgresql+psycopg"
+
+
+def normalize_url(url: str | URL) -> URL:
+    """The URL with the psycopg 3 driver, whatever Postgres spelling it came in."""
+    parsed = make_url(url) if isinstance(url, str) else url
+    backend = parsed.get_backend_name()
+    if backend not in ("postgresql", "postgres"):
+        raise ValueError(f"the ledger needs a PostgreSQL URL, got {redact_url(parsed)!r}")
+    if parsed.drivername != _PSYCOPG:
+        parsed = parsed.set(drivername=_PSYCOPG)
+    return parsed
+
+
+def redact_url(url: str | URL) -> str:
+    """The URL as text that is safe to log: the password is hidden."""
+    parsed = make_url(url) if isinstance(url, str) else url
+    return parsed.render_as_string(hide_password=True)
+
+
+def make_engine(url: str | URL, **kwargs: Any) -> Engine:
+    """An engine on psycopg 3 whose sessions use UTC, so timestamps read back tz-aware in UTC."""
+    connect_args: dict[str, Any] = {"options": "-c timezone=UTC"}
+    connect_args.update(kwargs.pop("connect_args", {}))
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_engine(normalize_url(url), connect_args=connect_args, **kwargs)

@@ -1,0 +1,1 @@
+"""Alembic migrations of the ledger (loaded by Alembic from this folder, not imported)."""

@@ -1,0 +1,64 @@
+"""Alembic environment for the ledger.
+
+Configured in code (see `minds.adapters.ledger.migrate.alembic_config`), not by an alembic.ini.
+A caller either hands over an open connection (`config.attributes["connection"]`, which is how
+`migrate.upgrade` runs everything in its own transaction and advisory lock) or a URL
+(`config.attributes["url"]`, falling back to MINDS_DATABASE_URL).
+"""
+
+from __future__ import annotations
+
+import os
+
+from alembic import context
+from sqlalchemy import Connection
+from sqlalchemy.pool import NullPool
+
+from minds.adapters.ledger.db import DATABASE_URL_ENV, make_engine, normalize_url
+from minds.adapters.ledger.schema import Base
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def _url() -> str:
+    url = config.attributes.get("url") or os.environ.get(DATABASE_URL_ENV)
+    if not url:
+        raise RuntimeError(f"no database to migrate: pass a URL or set {DATABASE_URL_ENV}")
+    return normalize_url(url).render_as_string(hide_password=False)
+
+
+def _configure(connection: Connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        compare_type=True,
+        transaction_per_migration=False,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_offline() -> None:
+    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_online() -> None:
+    connection = config.attributes.get("connection")
+    if connection is not None:
+        _configure(connection)
+        return
+    engine = make_engine(_url(), poolclass=NullPool)
+    try:
+        with engine.begin() as connection:
+            _configure(connection)
+    finally:
+        engine.dispose()
+
+
+if context.is_offline_mode():
+    run_offline()
+else:
+    run_online()

@@ -1,0 +1,90 @@
+"""SQLAlchemy models of the ledger tables.
+
+The migrations in `migrations/versions` are the source of truth for the database; these models
+mirror them for queries, and an integration test compares the two so they cannot drift. Database
+objects that SQLAlchemy does not model (the append-only trigger) live only in the migrations.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    DateTime,
+    Index,
+    MetaData,
+    PrimaryKeyConstraint,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# Explicit constraint names keep migrations reviewable and let later migrations drop or alter a
+# constraint by a name that is the same on every database.
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_N_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# Name of the trigger function that makes a table append-only; later append-only tables
+# (volition_decisions, ...) attach the same function. See migration 0001.
+REFUSE_MUTATION_FUNCTION = "minds_refuse_mutation"
+
+APPEND_ONLY_TABLES = ("events",)
+
+# SQLSTATE the trigger function raises with, so a refusal is recognisable among other errors.
+APPEND_ONLY_SQLSTATE = "ML001"
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {
+        datetime: DateTime(timezone=True),
+        dict[str, Any]: JSONB,
+    }
+
+
+class EventRow(Base):
+    """Append-only: something happened, or something was chosen. Never updated or deleted."""
+
+    __tablename__ = "events"
+    __table_args__ = (
+        UniqueConstraint("idempotency_key"),
+        Index(None, "namespace", "mind", "occurred_at"),
+        Index(None, "type"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    mind: Mapped[str] = mapped_column(Text)
+    namespace: Mapped[str] = mapped_column(Text)
+    type: Mapped[str] = mapped_column(Text)
+    subject_kind: Mapped[str] = mapped_column(Text)
+    subject_name: Mapped[str] = mapped_column(Text)
+    subject_uid: Mapped[str | None] = mapped_column(Text)
+    payload: Mapped[dict[str, Any]] = mapped_column(server_default=text("'{}'::jsonb"))
+    occurred_at: Mapped[datetime]
+    recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
+    idempotency_key: Mapped[str] = mapped_column(Text)
+
+
+class MindRow(Base):
+    """Current state of each Mind the controller has seen; updated in place."""
+
+    __tablename__ = "minds"
+    __table_args__ = (PrimaryKeyConstraint("namespace", "name"),)
+
+    namespace: Mapped[str] = mapped_column(Text)
+    name: Mapped[str] = mapped_column(Text)
+    uid: Mapped[str] = mapped_column(Text)
+    generation: Mapped[int] = mapped_column(BigInteger)
+    spec: Mapped[dict[str, Any]] = mapped_column(server_default=text("'{}'::jsonb"))
+    registered_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+    deleted_at: Mapped[datetime | None]

@@ -1,0 +1,273 @@
+"""The ledger store: append events, query them, keep the current state of minds.
+
+Every write is idempotent. Events are keyed by a deterministic idempotency key and inserted with
+ON CONFLICT DO NOTHING, so replaying a transition after a crash adds nothing; mind rows are only
+moved forward (newer generation, or a new uid after delete and re-create), so a replayed or stale
+observation leaves them as they are. Payloads and specs pass through `mask_secrets` first.
+
+The API is synchronous; async callers run it in a thread (`asyncio.to_thread`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Self
+
+from pydantic import JsonValue
+from sqlalchemy import URL, Engine, Select, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session, sessionmaker
+
+from minds.adapters.ledger.db import make_engine, redact_url
+from minds.adapters.ledger.migrate import (
+    SchemaStatus,
+    raise_unless_at_head,
+    schema_status_on,
+)
+from minds.adapters.ledger.schema import EventRow, MindRow
+from minds.domain.ledger import (
+    EventRecord,
+    MindChange,
+    MindRecord,
+    MindUpsert,
+    SubjectRef,
+    mask_secrets,
+)
+
+__all__ = ["Ledger"]
+
+
+class Ledger:
+    """The Postgres ledger. Thread-safe: each call runs in its own session and transaction."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._sessions = sessionmaker(engine, expire_on_commit=False)
+
+    @classmethod
+    def from_url(cls, url: str | URL, **engine_kwargs: Any) -> Self:
+        return cls(make_engine(url, **engine_kwargs))
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    def __repr__(self) -> str:
+        return f"Ledger({redact_url(self._engine.url)!r})"
+
+    def close(self) -> None:
+        """Close pooled connections. The ledger reconnects if used again."""
+        self._engine.dispose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A session in one transaction: committed on success, rolled back on error."""
+        with self._sessions.begin() as session:
+            yield session
+
+    # -- schema ---------------------------------------------------------------------------
+
+    def schema_status(self) -> SchemaStatus:
+        """The database's migration revision against the newest this code ships."""
+        with self._engine.connect() as connection:
+            return schema_status_on(connection)
+
+    def check_schema(self) -> SchemaStatus:
+        """Raise `SchemaBehindError` / `SchemaAheadError` unless the schema is at head."""
+        return raise_unless_at_head(self.schema_status(), self._engine.url)
+
+    # -- events ---------------------------------------------------------------------------
+
+    def append_event(self, record: EventRecord) -> bool:
+        """Append one event; True if a row was written, False if its key was already there."""
+        statement = (
+            insert(EventRow)
+            .values(
+                mind=record.mind,
+                namespace=record.namespace,
+                type=record.type,
+                subject_kind=record.subject.kind,
+                subject_name=record.subject.name,
+                subject_uid=record.subject.uid,
+                payload=mask_secrets(record.payload),
+                occurred_at=record.occurred_at,
+                idempotency_key=record.idempotency_key,
+            )
+            .on_conflict_do_nothing(index_elements=[EventRow.idempotency_key])
+            .returning(EventRow.id)
+        )
+        with self.session() as session:
+            return session.execute(statement).scalar_one_or_none() is not None
+
+    def events(
+        self,
+        *,
+        mind: str | None = None,
+        namespace: str | None = None,
+        type: str | Iterable[str] | None = None,
+        subject_uid: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        after_id: int | None = None,
+        limit: int | None = None,
+    ) -> list[EventRecord]:
+        """Events matching every given filter, in the order they were recorded.
+
+        `since` is inclusive and `until` exclusive, both on `occurred_at`; `after_id` pages
+        through the ledger (pass the last id seen).
+        """
+        query: Select[Any] = select(EventRow).order_by(EventRow.id)
+        if mind is not None:
+            query = query.where(EventRow.mind == mind)
+        if namespace is not None:
+            query = query.where(EventRow.namespace == namespace)
+        if type is not None:
+            types = [type] if isinstance(type, str) else list(type)
+            query = query.where(EventRow.type.in_(types))
+        if subject_uid is not None:
+            query = query.where(EventRow.subject_uid == subject_uid)
+        if since is not None:
+            query = query.where(EventRow.occurred_at >= since)
+        if until is not None:
+            query = query.where(EventRow.occurred_at < until)
+        if after_id is not None:
+            query = query.where(EventRow.id > after_id)
+        if limit is not None:
+            query = query.limit(limit)
+        with self.session() as session:
+            return [_event_record(row) for row in session.scalars(query)]
+
+    def event(self, idempotency_key: str) -> EventRecord | None:
+        """The event written under this key, if any."""
+        query = select(EventRow).where(EventRow.idempotency_key == idempotency_key)
+        with self.session() as session:
+            row = session.scalars(query).one_or_none()
+            return None if row is None else _event_record(row)
+
+    # -- minds ----------------------------------------------------------------------------
+
+    def upsert_mind(self, record: MindRecord) -> MindUpsert:
+        """Record an observed Mind; only moves the row forward, so replays change nothing.
+
+        `record.updated_at` is when the Mind was observed; `record.registered_at` is used only
+        when this call registers it. A new uid under the same name means the Mind was deleted
+        and re-created: the row is registered afresh, unless the stored observation is newer.
+        `record.deleted_at` is ignored: deletion goes through `mark_mind_deleted`.
+        """
+        at = record.updated_at
+        spec = mask_secrets(record.spec)
+        with self.session() as session:
+            inserted = session.execute(
+                insert(MindRow)
+                .values(
+                    namespace=record.namespace,
+                    name=record.name,
+                    uid=record.uid,
+                    generation=record.generation,
+                    spec=spec,
+                    registered_at=record.registered_at,
+                    updated_at=at,
+                    deleted_at=None,
+                )
+                .on_conflict_do_nothing(index_elements=[MindRow.namespace, MindRow.name])
+                .returning(MindRow)
+            ).scalar_one_or_none()
+            if inserted is not None:
+                return MindUpsert(record=_mind_record(inserted), change=MindChange.REGISTERED)
+
+            # The row exists: lock it so concurrent upserts of one Mind apply one at a time.
+            row = session.get_one(MindRow, (record.namespace, record.name), with_for_update=True)
+            if row.uid != record.uid:
+                if at < row.updated_at:
+                    return MindUpsert(record=_mind_record(row), change=MindChange.UNCHANGED)
+                row.registered_at = record.registered_at
+                row.deleted_at = None
+                change = MindChange.REGISTERED
+            elif _stale_or_same(row, record.generation, spec):
+                return MindUpsert(record=_mind_record(row), change=MindChange.UNCHANGED)
+            else:
+                change = MindChange.UPDATED
+            row.uid = record.uid
+            row.generation = record.generation
+            row.spec = spec
+            row.updated_at = at
+            session.flush()
+            return MindUpsert(record=_mind_record(row), change=change)
+
+    def mark_mind_deleted(self, namespace: str, name: str, uid: str | None, at: datetime) -> bool:
+        """Mark a Mind deleted; True if this call did it.
+
+        A uid, if given, must match the row, so deleting an old incarnation never marks a
+        re-created Mind of the same name.
+        """
+        with self.session() as session:
+            row = session.get(MindRow, (namespace, name), with_for_update=True)
+            if row is None or row.deleted_at is not None:
+                return False
+            if uid is not None and row.uid != uid:
+                return False
+            row.deleted_at = at
+            return True
+
+    def mind(self, namespace: str, name: str) -> MindRecord | None:
+        with self.session() as session:
+            row = session.get(MindRow, (namespace, name))
+            return None if row is None else _mind_record(row)
+
+    def minds(
+        self, *, namespace: str | None = None, include_deleted: bool = False
+    ) -> list[MindRecord]:
+        query = select(MindRow).order_by(MindRow.namespace, MindRow.name)
+        if namespace is not None:
+            query = query.where(MindRow.namespace == namespace)
+        if not include_deleted:
+            query = query.where(MindRow.deleted_at.is_(None))
+        with self.session() as session:
+            return [_mind_record(row) for row in session.scalars(query)]
+
+
+def _stale_or_same(row: MindRow, generation: int, spec: Mapping[str, JsonValue]) -> bool:
+    if row.deleted_at is not None or generation < row.generation:
+        return True  # deleted under this uid, or an observation older than the stored one
+    return generation == row.generation and spec == row.spec
+
+
+def _event_record(row: EventRow) -> EventRecord:
+    return EventRecord(
+        id=row.id,
+        mind=row.mind,
+        namespace=row.namespace,
+        type=row.type,
+        subject=SubjectRef(kind=row.subject_kind, name=row.subject_name, uid=row.subject_uid),
+        payload=row.payload,
+        occurred_at=row.occurred_at,
+        recorded_at=row.recorded_at,
+        idempotency_key=row.idempotency_key,
+    )
+
+
+def _mind_record(row: MindRow) -> MindRecord:
+    return MindRecord(
+        namespace=row.namespace,
+        name=row.name,
+        uid=row.uid,
+        generation=row.generation,
+        spec=row.spec,
+        registered_at=row.registered_at,
+        updated_at=row.updated_at,
+        deleted_at=row.deleted_at,
+    )

@@ -1,0 +1,46 @@
+"""``minds controller run``: start the kopf controller after checking what it stands on."""
+
+from __future__ import annotations
+
+import logging
+
+import typer
+
+app = typer.Typer(help="Run the controller.", no_args_is_help=True)
+
+
+@app.command()
+def run(
+    namespace: list[str] = typer.Option(
+        [], "--namespace", "-n", help="Watch only these namespaces (default: all)."
+    ),
+    verbose: bool = typer.Option(False, "--verbose", "-v"),
+    liveness: str | None = typer.Option(
+        None, help="Serve a liveness endpoint, e.g. http://0.0.0.0:8080/healthz."
+    ),
+) -> None:
+    """Run the controller in the foreground until interrupted."""
+    # Imported here: loading the controller package registers kopf handlers, which only this
+    # command wants.
+    from minds.adapters.ledger import SchemaError, check_schema
+    from minds.controller.settings import ConfigError, ControllerConfig
+
+    try:
+        config = ControllerConfig.from_env()
+        check_schema(config.database_url)
+    except (ConfigError, SchemaError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+
+    import kopf
+
+    import minds.controller  # noqa: F401  (registers the handlers)
+
+    kopf.configure(verbose=verbose, log_format=kopf.LogFormat.PLAIN)
+    logging.getLogger("kubernetes").setLevel(logging.WARNING)
+    kopf.run(
+        standalone=True,
+        clusterwide=not namespace,
+        namespaces=namespace,
+        liveness_endpoint=liveness,
+    )

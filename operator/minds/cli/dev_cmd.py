@@ -1,0 +1,102 @@
+"""``minds dev up/down`` and ``minds demo``: the local stack for trying and testing minds."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from minds.adapters.ledger import Ledger
+from minds.devenv import stack as devstack
+from minds.devenv.install import repo_root
+from minds.devenv.kubectl import KubectlError, kubectl
+
+app = typer.Typer(help="The local stack: control plane, Postgres, CRDs, controller.",
+                  no_args_is_help=True)
+console = Console()
+
+STATE = typer.Option(None, "--state-dir", help="Where the stack keeps its state (default .dev).")
+
+
+def _state(state_dir: Path | None) -> Path:
+    return (state_dir or devstack.default_state_dir()).resolve()
+
+
+def _up(state_dir: Path, with_controller: bool) -> devstack.Stack:
+    kubeconfig = os.environ.get("KUBECONFIG")
+    database_url = os.environ.get("MINDS_DATABASE_URL")
+    if kubeconfig:
+        console.print(f"using the cluster KUBECONFIG points at: {kubeconfig}")
+    if database_url:
+        console.print("using the Postgres in MINDS_DATABASE_URL")
+    try:
+        return devstack.up(
+            state_dir,
+            kubeconfig=Path(kubeconfig) if kubeconfig else None,
+            database_url=database_url,
+            with_controller=with_controller,
+        )
+    except Exception as exc:  # the message is the product here: say what failed and stop
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+
+
+def _how_to_reach(stack: devstack.Stack) -> None:
+    console.print("\nThe stack keeps running. To use it from your shell:")
+    console.print(f"  source {stack.state_dir / 'env'}")
+    console.print(f"  # or: export KUBECONFIG={stack.kubeconfig}")
+    console.print(f"Controller log: {stack.state_dir / 'controller.log'}")
+    console.print("Stop everything with: make down")
+
+
+@app.command()
+def up(
+    state_dir: Path | None = STATE,
+    controller: bool = typer.Option(True, help="Also start the controller."),
+) -> None:
+    """Start the control plane, Postgres, CRDs, RBAC and (by default) the controller."""
+    stack = _up(_state(state_dir), controller)
+    _how_to_reach(stack)
+
+
+@app.command()
+def down(state_dir: Path | None = STATE) -> None:
+    """Stop the controller, Postgres and the control plane started by `up`."""
+    stopped = devstack.down(_state(state_dir))
+    console.print(f"stopped: {', '.join(stopped)}" if stopped else "nothing was running")
+
+
+def demo(
+    state_dir: Path | None = STATE,
+    manifest: Path = typer.Option(None, help="Mind manifest (default examples/mind.yaml)."),
+    timeout: int = typer.Option(90, help="Seconds to wait for the Mind to become Ready."),
+) -> None:
+    """Start everything, apply a Mind, and show it becoming Ready and what the ledger wrote."""
+    stack = _up(_state(state_dir), with_controller=True)
+    manifest = manifest or repo_root() / "examples" / "mind.yaml"
+    kc = stack.kubeconfig
+    console.rule("kubectl apply")
+    console.print(kubectl(kc, "apply", "-f", str(manifest)).stdout.strip())
+    console.rule("waiting for Ready")
+    try:
+        out = kubectl(kc, "wait", "--for=condition=Ready", f"--timeout={timeout}s",
+                      "-f", str(manifest), timeout=timeout + 10).stdout.strip()
+        console.print(out)
+    except KubectlError as exc:
+        console.print(f"[red]not Ready:[/red] {exc}")
+        console.print(f"controller log: {stack.state_dir / 'controller.log'}")
+        raise typer.Exit(1) from exc
+    console.rule("kubectl get minds -A")
+    console.print(kubectl(kc, "get", "minds", "-A").stdout.rstrip())
+    console.rule("ledger events")
+    with Ledger.from_url(stack.database_url) as ledger:
+        table = Table("id", "occurred at", "namespace", "mind", "type", "subject")
+        for event in ledger.events(limit=20):
+            table.add_row(str(event.id), event.occurred_at.isoformat(timespec="seconds"),
+                          event.namespace, event.mind, event.type,
+                          f"{event.subject.kind}/{event.subject.name}")
+        console.print(table)
+    _how_to_reach(stack)

@@ -1,0 +1,23 @@
+"""The ``minds`` command (also ``kubectl minds`` as a kubectl plugin)."""
+
+from __future__ import annotations
+
+import typer
+
+from minds.cli import controller_cmd, crds_cmd, db_cmd, dev_cmd
+
+app = typer.Typer(
+    name="minds",
+    help="Run and inspect minds: agents that look after infrastructure under strict authority.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+app.add_typer(controller_cmd.app, name="controller")
+app.add_typer(crds_cmd.app, name="crds")
+app.add_typer(db_cmd.app, name="db")
+app.add_typer(dev_cmd.app, name="dev")
+app.command("demo")(dev_cmd.demo)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

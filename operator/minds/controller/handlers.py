@@ -1,0 +1,52 @@
+"""kopf handlers: thin by design. Each reads what kopf hands it, calls the engine, and returns.
+
+Business rules live in ``minds.domain``; writes happen in ``minds.engine`` through ports.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import kopf
+
+from minds.controller.settings import ControllerConfig
+from minds.controller.wiring import Wiring, build
+from minds.domain.resources.common import API_GROUP, API_VERSION
+from minds.domain.resources.kinds import MIND
+
+PREFIX = API_GROUP
+FINALIZER = f"{API_GROUP}/ledger"
+
+
+@kopf.on.startup()
+def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
+    # kopf keeps its bookkeeping in annotations under our prefix; status belongs to us alone.
+    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=PREFIX)
+    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+        prefix=PREFIX, key="last-handled-configuration"
+    )
+    settings.persistence.finalizer = FINALIZER
+    # Our own Events tell the story; kopf's per-handler chatter would bury them.
+    settings.posting.level = logging.WARNING
+    settings.execution.max_workers = 8
+    memo.wiring = build(ControllerConfig.from_env())
+
+
+@kopf.on.cleanup()
+def close(memo: kopf.Memo, **_: Any) -> None:
+    wiring: Wiring | None = getattr(memo, "wiring", None)
+    if wiring is not None:
+        wiring.close()
+
+
+@kopf.on.resume(API_GROUP, API_VERSION, MIND.plural)
+@kopf.on.create(API_GROUP, API_VERSION, MIND.plural)
+@kopf.on.update(API_GROUP, API_VERSION, MIND.plural, field="spec")
+def mind_reconcile(namespace: str, name: str, memo: kopf.Memo, **_: Any) -> None:
+    memo.wiring.minds.reconcile(namespace, name)
+
+
+@kopf.on.delete(API_GROUP, API_VERSION, MIND.plural)
+def mind_delete(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+    memo.wiring.minds.forget(dict(body))

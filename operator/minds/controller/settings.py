@@ -1,0 +1,31 @@
+"""Controller configuration, read once from the environment at start-up."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+class ConfigError(RuntimeError):
+    """The controller cannot start with this configuration; the message says what to set."""
+
+
+@dataclass(frozen=True)
+class ControllerConfig:
+    database_url: str
+    kubeconfig: str | None = None
+    context: str | None = None
+
+    @classmethod
+    def from_env(cls) -> ControllerConfig:
+        url = os.environ.get("MINDS_DATABASE_URL", "").strip()
+        if not url:
+            raise ConfigError(
+                "MINDS_DATABASE_URL is not set: the controller needs the Postgres ledger "
+                "(for example postgresql://minds@127.0.0.1:5432/minds)"
+            )
+        return cls(
+            database_url=url,
+            kubeconfig=os.environ.get("KUBECONFIG") or None,
+            context=os.environ.get("MINDS_KUBE_CONTEXT") or None,
+        )

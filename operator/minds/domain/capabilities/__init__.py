@@ -1,0 +1,1 @@
+"""The typed capability vocabulary and pure policy decisions over it."""

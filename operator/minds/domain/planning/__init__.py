@@ -1,0 +1,1 @@
+"""Planning: the plan model, validation, model proposals, strategies and the planner."""

@@ -1,0 +1,69 @@
+"""The ``CapabilityGrant`` custom resource: temporary, scoped authority for one mind.
+
+A grant turns a policy answer of "approve" into "allow" for one capability on targets matching a
+pattern, within parameter limits, inside a time window and up to an operation cap. It never
+widens beyond those bounds. Its counter moves only by conditional status writes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import Field
+
+from minds.domain.base import Model
+from minds.domain.resources.common import CAPABILITY_NAME, DNS_SUBDOMAIN, cel, cel_rules, immutable
+
+
+class GrantPhase(StrEnum):
+    PENDING = "Pending"
+    ACTIVE = "Active"
+    EXPIRED = "Expired"
+    EXHAUSTED = "Exhausted"
+    REVOKED = "Revoked"
+
+
+class CapabilityGrantSpec(Model):
+    model_config = Model.model_config | {
+        "json_schema_extra": cel_rules(
+            cel(
+                "!has(self.notBefore) || timestamp(self.notBefore) < timestamp(self.expiresAt)",
+                "notBefore must be before expiresAt",
+                fieldPath=".notBefore",
+            ),
+            cel(
+                "!has(oldSelf.revoked) || !oldSelf.revoked || self.revoked",
+                "a revoked grant stays revoked",
+                fieldPath=".revoked",
+            ),
+        )
+    }
+
+    mind: str = Field(max_length=253, pattern=DNS_SUBDOMAIN, json_schema_extra=immutable("mind"))
+    capability: str = Field(
+        max_length=128, pattern=CAPABILITY_NAME, json_schema_extra=immutable("capability")
+    )
+    target_pattern: str = Field(max_length=253, json_schema_extra=immutable("targetPattern"))
+    parameter_limits: dict[str, Any] = Field(
+        default_factory=dict, json_schema_extra=immutable("parameterLimits")
+    )
+    not_before: datetime | None = Field(default=None, json_schema_extra=immutable("notBefore"))
+    expires_at: datetime = Field(json_schema_extra=immutable("expiresAt"))
+    operation_cap: int = Field(ge=1, le=10_000, json_schema_extra=immutable("operationCap"))
+    reason: str = Field(min_length=1, max_length=4096)
+    risk: str = Field(default="", max_length=4096)
+    mitigation: str = Field(default="", max_length=4096)
+    fallback: str = Field(default="", max_length=4096)
+    revoked: bool = False
+
+
+class CapabilityGrantStatus(Model):
+    model_config = Model.model_config | {"frozen": False}
+
+    phase: GrantPhase = GrantPhase.PENDING
+    operations_used: int = Field(default=0, ge=0)
+    granted_by: str | None = Field(default=None, max_length=253)
+    approval: str | None = Field(default=None, max_length=253)
+    message: str | None = Field(default=None, max_length=4096)

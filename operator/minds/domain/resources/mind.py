@@ -1,0 +1,239 @@
+"""The ``Mind`` custom resource: what a platform team declares with ``kubectl apply``.
+
+The spec holds what the mind cares about (goals, drives, values, requests), what constrains it
+(commitments, capability policy, locked capabilities, budgets, the operator-attention cap) and
+how it may consult a model. Nothing in a Mind grants authority by itself: policy only narrows
+what the capability layer will do, and grants come from ``CapabilityGrant`` objects.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import Field
+
+from minds.domain.base import Model
+from minds.domain.resources.common import (
+    CAPABILITY_GLOB,
+    CAPABILITY_NAME,
+    DNS_SUBDOMAIN,
+    Condition,
+    WorkloadRef,
+    cel,
+    cel_rules,
+)
+
+NAME = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+#: A shell-style pattern for workload targets: ``atlas-*``, ``*/payments``, ``*``.
+TARGET_GLOB = r"^[-a-z0-9.*/?\[\]]{1,253}$"
+
+Weight = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+def _map_list(key: str = "name") -> dict[str, object]:
+    """A list the API server treats as a map keyed by ``key``: duplicates are refused."""
+    return {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": [key]}
+
+
+class Drive(Model):
+    """A standing motivation (reliability, curiosity, thrift) that scales wants it touches."""
+
+    name: str = Field(max_length=63, pattern=NAME)
+    weight: Weight = 0.5
+
+
+class Value(Model):
+    """A configured value. ``avoid`` lists capabilities whose use the value argues against;
+    a want derived from it opposes wants whose means use one of them."""
+
+    name: str = Field(max_length=63, pattern=NAME)
+    weight: Weight = 0.5
+    avoid: list[Annotated[str, Field(max_length=128, pattern=CAPABILITY_GLOB)]] = Field(
+        default_factory=list, max_length=16
+    )
+
+
+class DesiredState(StrEnum):
+    RUNNING = "running"
+
+
+class Goal(Model):
+    """Something the mind should keep true: today, that a workload is running normally."""
+
+    name: str = Field(max_length=63, pattern=NAME)
+    description: str = Field(default="", max_length=1024)
+    subject: WorkloadRef
+    desired: DesiredState = DesiredState.RUNNING
+    priority: Weight = 0.5
+
+
+class Request(Model):
+    """A question or request a person put to the mind; it becomes a want in the next cycle."""
+
+    name: str = Field(max_length=63, pattern=NAME)
+    text: str = Field(min_length=1, max_length=2048)
+    subject: WorkloadRef | None = None
+
+
+class CommitmentMode(StrEnum):
+    DO = "do"
+    REFRAIN = "refrain"
+
+
+class Access(StrEnum):
+    ANY = "any"
+    READ = "read"
+    WRITE = "write"
+
+
+class Risk(StrEnum):
+    ANY = "any"
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+
+class Commitment(Model):
+    """A promise about means: do something by a time, or refrain from something.
+
+    Commitments constrain what a mind may do; they never grant authority.
+    """
+
+    model_config = Model.model_config | {
+        "json_schema_extra": cel_rules(
+            cel(
+                "self.mode == 'refrain' || !has(self.unlessApproval) || !self.unlessApproval",
+                "unlessApproval applies only to refrain commitments",
+                fieldPath=".unlessApproval",
+            ),
+            cel(
+                "!has(self.due) || !has(self.expiresAt) || "
+                "timestamp(self.due) <= timestamp(self.expiresAt)",
+                "due must not be after expiresAt",
+                fieldPath=".due",
+            ),
+        )
+    }
+
+    name: str = Field(max_length=63, pattern=NAME)
+    mode: CommitmentMode
+    capability: str = Field(default="*", max_length=128, pattern=CAPABILITY_GLOB)
+    target: str = Field(default="*", max_length=253, pattern=TARGET_GLOB)
+    access: Access = Access.ANY
+    risk: Risk = Risk.ANY
+    unless_approval: bool = False
+    due: datetime | None = None
+    expires_at: datetime | None = None
+    revocable: bool = True
+    reason: str = Field(default="", max_length=1024)
+
+
+class PolicyDecision(StrEnum):
+    ALLOW = "allow"
+    APPROVE = "approve"
+    DENY = "deny"
+
+
+class PolicyRule(Model):
+    """Allow, ask for approval, or deny a capability on matching targets."""
+
+    capability: str = Field(max_length=128, pattern=CAPABILITY_GLOB)
+    target: str = Field(default="*", max_length=253, pattern=TARGET_GLOB)
+    decision: PolicyDecision
+
+
+class PlanBudget(Model):
+    """Per-plan resource limits; the executor checks them before every capability step."""
+
+    invocations: int = Field(default=20, ge=1, le=1000)
+    wall_seconds: int | None = Field(default=None, ge=1, le=30 * 24 * 3600)
+    money: float | None = Field(default=None, ge=0)
+    approvals: int | None = Field(default=None, ge=0, le=100)
+
+
+class Attention(Model):
+    """Operator attention is a resource: how many capability requests may be open at once."""
+
+    max_open_requests: int = Field(default=5, ge=1, le=100)
+
+
+class SecretKeyRef(Model):
+    name: str = Field(max_length=253, pattern=DNS_SUBDOMAIN)
+    key: str = Field(max_length=253, pattern=r"^[-._a-zA-Z0-9]+$")
+
+
+class ModelRole(StrEnum):
+    PLAN = "plan"
+
+
+class ModelEndpoint(Model):
+    """An OpenAI-compatible chat-completions endpoint the mind may consult to propose plans."""
+
+    endpoint: str = Field(max_length=2048, pattern=r"^https?://")
+    model: str = Field(max_length=256, min_length=1)
+    roles: list[ModelRole] = Field(default_factory=lambda: [ModelRole.PLAN], max_length=4)
+    api_key_secret_ref: SecretKeyRef | None = None
+    timeout_seconds: int = Field(default=30, ge=1, le=600)
+
+
+class Browser(Model):
+    """Read-only browsing. Loopback, private and metadata addresses are refused unless listed."""
+
+    allowed_hosts: list[Annotated[str, Field(max_length=253)]] = Field(
+        default_factory=list, max_length=32
+    )
+
+
+class MindSpec(Model):
+    model_config = Model.model_config | {
+        "json_schema_extra": cel_rules(
+            cel(
+                "!has(self.lockedCapabilities) || !has(self.capabilityPolicy) || "
+                "self.capabilityPolicy.all(r, r.decision == 'deny' || "
+                "!(r.capability in self.lockedCapabilities))",
+                "a locked capability cannot be allowed or approved by capabilityPolicy",
+                fieldPath=".capabilityPolicy",
+            ),
+        )
+    }
+
+    active: bool = True
+    cycle_interval_seconds: int = Field(default=60, ge=5, le=86400)
+    caution: Weight = 0.5
+    drives: list[Drive] = Field(
+        default_factory=list, max_length=16, json_schema_extra=_map_list()
+    )
+    values: list[Value] = Field(
+        default_factory=list, max_length=16, json_schema_extra=_map_list()
+    )
+    goals: list[Goal] = Field(default_factory=list, max_length=64, json_schema_extra=_map_list())
+    requests: list[Request] = Field(
+        default_factory=list, max_length=64, json_schema_extra=_map_list()
+    )
+    commitments: list[Commitment] = Field(
+        default_factory=list, max_length=64, json_schema_extra=_map_list()
+    )
+    capability_policy: list[PolicyRule] = Field(default_factory=list, max_length=64)
+    locked_capabilities: list[Annotated[str, Field(max_length=128, pattern=CAPABILITY_NAME)]] = (
+        Field(default_factory=list, max_length=32, json_schema_extra={"x-kubernetes-list-type": "set"})
+    )
+    budget: PlanBudget = Field(default_factory=PlanBudget)
+    attention: Attention = Field(default_factory=Attention)
+    model: ModelEndpoint | None = None
+    browser: Browser = Field(default_factory=Browser)
+    dreams: bool = False
+
+
+class MindStatus(Model):
+    model_config = Model.model_config | {"frozen": False}
+
+    observed_generation: int | None = None
+    conditions: list[Condition] = Field(default_factory=list)
+    open_wants: int = 0
+    open_intentions: int = 0
+    open_plans: int = 0
+    pending_approvals: int = 0
+    last_cycle_at: datetime | None = None
+    last_cycle: str | None = None

@@ -1,0 +1,20 @@
+"""The ``Plan`` custom resource: the plan model as spec, the live step state machine as status."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from minds.domain.planning.model import Plan, PlanStatusBlock
+
+#: The spec of a Plan resource is the plan itself: one model, rendered both ways.
+PlanSpec = Plan
+
+
+class PlanResourceStatus(PlanStatusBlock):
+    """Status adds what ``kubectl get plans`` shows at a glance."""
+
+    progress: Annotated[str, Field(max_length=32)] | None = None
+    waiting_on: Annotated[str, Field(max_length=253)] | None = None
+    observed_generation: int | None = None

@@ -1,0 +1,156 @@
+"""The Mind lifecycle use case: accept a spec, record it, report readiness.
+
+Level-triggered: every call looks at the Mind as it is now and brings the ledger and status in
+line with it. Ledger rows carry idempotency keys derived from the object's uid and generation,
+so a replayed call (a controller restart, a kopf retry, two controllers) writes nothing twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from minds.domain.ledger import EventRecord, EventType, MindRecord, SubjectRef, idempotency_key
+from minds.domain.mind_rules import READY, SpecProblem, check_spec, ready_condition
+from minds.domain.resources.common import Condition, set_condition
+from minds.domain.resources.kinds import MIND
+from minds.domain.resources.mind import MindSpec, MindStatus
+from minds.engine.conditional import write_status
+from minds.engine.ports import Clock, EventPort, LedgerPort, ResourcePort
+
+
+@dataclass(frozen=True)
+class MindOutcome:
+    ready: Condition
+    recorded: list[str] = field(default_factory=list)
+
+
+def _subject(body: dict[str, Any]) -> SubjectRef:
+    meta = body["metadata"]
+    return SubjectRef(kind=MIND.kind, name=meta["name"], uid=meta.get("uid"))
+
+
+def _parse_spec(raw: dict[str, Any]) -> tuple[MindSpec, list[SpecProblem]]:
+    """Parse what the API server accepted; a mismatch is reported, never raised.
+
+    It can only happen when the installed CRD is older or newer than this controller.
+    """
+    try:
+        return MindSpec.model_validate(raw), []
+    except ValidationError as exc:
+        problems = [
+            SpecProblem(
+                "spec." + ".".join(str(p) for p in err["loc"]), str(err["msg"])
+            )
+            for err in exc.errors()
+        ]
+        return MindSpec(), problems
+
+
+class MindService:
+    def __init__(
+        self,
+        *,
+        resources: ResourcePort,
+        ledger: LedgerPort,
+        events: EventPort,
+        clock: Clock,
+        capabilities: frozenset[str],
+    ) -> None:
+        self._resources = resources
+        self._ledger = ledger
+        self._events = events
+        self._clock = clock
+        self._capabilities = capabilities
+
+    def reconcile(self, namespace: str, name: str) -> MindOutcome:
+        body = self._resources.get(MIND, namespace, name)
+        meta = body["metadata"]
+        uid, generation = meta["uid"], int(meta.get("generation", 1))
+        now = self._clock()
+        spec, problems = _parse_spec(body.get("spec") or {})
+        problems += check_spec(spec, self._capabilities) if not problems else []
+        raw_spec = body.get("spec") or {}
+
+        self._ledger.upsert_mind(
+            MindRecord(
+                namespace=namespace,
+                name=name,
+                uid=uid,
+                generation=generation,
+                spec=raw_spec,
+                registered_at=now,
+                updated_at=now,
+            )
+        )
+        recorded: list[str] = []
+        payload: dict[str, Any] = {
+            "generation": generation,
+            "spec": raw_spec,
+            "problems": [str(p) for p in problems],
+        }
+        if self._append(body, EventType.MIND_REGISTERED, payload, uid, "registered"):
+            recorded.append(EventType.MIND_REGISTERED)
+            self._events.post(body, type_="Normal", reason="Registered",
+                              message=f"mind registered in the ledger (generation {generation})")
+        if generation > 1 and self._append(
+            body, EventType.MIND_UPDATED, payload, uid, str(generation), "updated"
+        ):
+            recorded.append(EventType.MIND_UPDATED)
+            self._events.post(body, type_="Normal", reason="Updated",
+                              message=f"spec change recorded (generation {generation})")
+
+        def compute(current: dict[str, Any]) -> tuple[dict[str, Any] | None, Condition]:
+            status = MindStatus.model_validate(current.get("status") or {})
+            cur_gen = int(current["metadata"].get("generation", 1))
+            condition = ready_condition(spec, problems, cur_gen, now)
+            status.conditions = set_condition(status.conditions, condition)
+            status.observed_generation = cur_gen
+            return status.to_k8s(), condition
+
+        previous = _ready_of(body)
+        _, condition = write_status(self._resources, MIND, namespace, name, compute)
+        if problems and (previous is None or previous.message != condition.message):
+            self._events.post(body, type_="Warning", reason=condition.reason,
+                              message=condition.message)
+        return MindOutcome(ready=condition, recorded=recorded)
+
+    def forget(self, body: dict[str, Any]) -> bool:
+        """Record the deletion; the caller releases the finalizer once this returns."""
+        meta = body["metadata"]
+        now = self._clock()
+        self._ledger.mark_mind_deleted(meta["namespace"], meta["name"], meta["uid"], now)
+        payload = {"generation": int(meta.get("generation", 1))}
+        inserted = self._append(body, EventType.MIND_DELETED, payload, meta["uid"], "deleted")
+        if inserted:
+            self._events.post(body, type_="Normal", reason="Deleted",
+                              message="deletion recorded in the ledger; finalizer released")
+        return inserted
+
+    def _append(
+        self, body: dict[str, Any], type_: EventType, payload: dict[str, Any], *key: str
+    ) -> bool:
+        meta = body["metadata"]
+        return self._ledger.append_event(
+            EventRecord(
+                mind=meta["name"],
+                namespace=meta["namespace"],
+                type=type_,
+                subject=_subject(body),
+                payload=payload,
+                occurred_at=self._clock(),
+                idempotency_key=idempotency_key("mind", type_.value, *key),
+            )
+        )
+
+
+def _ready_of(body: dict[str, Any]) -> Condition | None:
+    for raw in (body.get("status") or {}).get("conditions") or []:
+        if raw.get("type") == READY:
+            try:
+                return Condition.model_validate(raw)
+            except ValidationError:
+                return None
+    return None

@@ -1,0 +1,55 @@
+"""The engine's view of the world: small protocols the adapters implement.
+
+The engine never imports a Kubernetes or database client directly; it is handed objects that
+satisfy these protocols, which keeps each use case readable and lets the wiring choose the
+real adapters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Protocol
+
+from minds.domain.ledger import EventRecord, MindRecord
+from minds.domain.resources.kinds import Kind
+
+Clock = Callable[[], datetime]
+
+
+class Conflict(Exception):
+    """A conditional write lost a race: the object changed since it was read."""
+
+
+class NotFound(Exception):
+    """The object is gone."""
+
+
+class LedgerPort(Protocol):
+    def append_event(self, record: EventRecord) -> bool:
+        """Append once; False when a row with the same idempotency key already exists."""
+        ...
+
+    def upsert_mind(self, record: MindRecord) -> object: ...
+
+    def mark_mind_deleted(
+        self, namespace: str, name: str, uid: str | None, at: datetime
+    ) -> object: ...
+
+
+class ResourcePort(Protocol):
+    def get(self, kind: Kind, namespace: str, name: str) -> dict[str, Any]:
+        """The object as the API server has it now; raises NotFound."""
+        ...
+
+    def replace_status(self, kind: Kind, body: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+        """Write ``status`` conditionally on ``body``'s resourceVersion; raises Conflict."""
+        ...
+
+
+class EventPort(Protocol):
+    def post(
+        self, body: dict[str, Any], *, type_: str, reason: str, message: str
+    ) -> None:
+        """Post a Kubernetes Event about ``body`` (best effort: an Event is not the record)."""
+        ...

@@ -1,0 +1,321 @@
+// Command devcluster runs a throwaway Kubernetes control plane for development and tests:
+// an embedded etcd and an in-process kube-apiserver, both on 127.0.0.1.
+//
+// There is no container engine where minds-operator is built and tested, and release binaries
+// cannot be downloaded, so the control plane is compiled from the Kubernetes Go modules instead
+// (much as envtest does with release binaries). There is no controller-manager, scheduler or
+// kubelet: objects are stored, validated, admitted and authorised exactly as in a real cluster,
+// but nothing reconciles them.
+//
+// Contract:
+//
+//	devcluster --dir DIR [--port N] [-- extra kube-apiserver flags...]
+//
+// DIR holds the etcd data (kept across restarts), the PKI (kept), a token file (new random
+// tokens on every start) and DIR/kubeconfig (rewritten on every start) with one context per
+// user: admin (system:masters), approver (minds:approvers), viewer (minds:viewers) and
+// intruder (no groups). When /readyz answers ok it prints exactly one line to stdout,
+//
+//	READY kubeconfig=<abs path> server=https://127.0.0.1:<port>
+//
+// and closes stdout. All logs go to stderr. SIGTERM or SIGINT stop the API server and etcd and
+// exit 0; a second signal exits at once with status 1.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"golang.org/x/sys/unix"
+	"k8s.io/component-base/cli"
+	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+
+	// The same registrations the real kube-apiserver main package performs.
+	_ "k8s.io/component-base/logs/json/register"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/version"
+)
+
+const (
+	// serviceCIDR is the range Service ClusterIPs come from; its first address is the
+	// in-cluster "kubernetes" Service and is therefore also in the serving certificate.
+	serviceCIDR = "10.0.0.0/24"
+	// issuer is the ServiceAccount token issuer and, unless overridden, the API audience.
+	issuer = "https://kubernetes.default.svc"
+	// forcedExitAfter bounds how long a clean shutdown may take before we give up on it.
+	forcedExitAfter = 20 * time.Second
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	fs := flag.NewFlagSet("devcluster", flag.ContinueOnError)
+	dir := fs.String("dir", "", "state directory: etcd data, PKI, tokens, kubeconfig (created if missing)")
+	port := fs.Int("port", 0, "kube-apiserver secure port on 127.0.0.1 (0 = pick a free port)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: devcluster --dir DIR [--port N] [-- kube-apiserver flags...]\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *dir == "" {
+		fmt.Fprintln(os.Stderr, "devcluster: --dir is required")
+		fs.Usage()
+		return 2
+	}
+	if *port < 0 || *port > 65535 {
+		fmt.Fprintf(os.Stderr, "devcluster: invalid --port %d\n", *port)
+		return 2
+	}
+
+	// Keep stdout for the READY line only: whatever a library prints to stdout goes to stderr.
+	readyOut, err := reserveStdout()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "devcluster: %v\n", err)
+		return 1
+	}
+
+	if err := serve(*dir, *port, fs.Args(), readyOut); err != nil {
+		fmt.Fprintf(os.Stderr, "devcluster: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// reserveStdout duplicates the real stdout for our own use and points file descriptor 1 at
+// stderr, so that stray prints from kube-apiserver or etcd can never be mistaken for (or
+// interleave with) the READY line that launchers parse.
+func reserveStdout() (*os.File, error) {
+	fd, err := unix.Dup(1)
+	if err != nil {
+		return nil, fmt.Errorf("dup stdout: %w", err)
+	}
+	unix.CloseOnExec(fd)
+	if err := unix.Dup2(2, 1); err != nil {
+		return nil, fmt.Errorf("redirect stdout to stderr: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "ready-stdout"), nil
+}
+
+func serve(dir string, port int, extraArgs []string, readyOut *os.File) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
+	pki, err := ensurePKI(filepath.Join(dir, "pki"))
+	if err != nil {
+		return fmt.Errorf("pki: %w", err)
+	}
+	tokens, err := writeTokens(filepath.Join(dir, "tokens.csv"))
+	if err != nil {
+		return fmt.Errorf("tokens: %w", err)
+	}
+
+	ports, err := freePorts(3)
+	if err != nil {
+		return err
+	}
+	if port == 0 {
+		port = ports[2]
+	}
+	server := "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+
+	// Signals first, so a SIGTERM that arrives while etcd starts is not lost. kube-apiserver
+	// installs its own handler for the same signals (it stops gracefully on the first and exits
+	// on the second); ours only bounds how long the whole shutdown may take.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+
+	etcd, err := startEtcd(filepath.Join(dir, "etcd"), ports[0], ports[1])
+	if err != nil {
+		return fmt.Errorf("etcd: %w", err)
+	}
+	etcdURL := etcd.Clients[0].Addr().String()
+	select {
+	case <-etcd.Server.ReadyNotify():
+	case err := <-etcd.Err():
+		etcd.Close()
+		return fmt.Errorf("etcd: %w", err)
+	case <-sigs:
+		etcd.Close()
+		return nil
+	case <-time.After(60 * time.Second):
+		etcd.Close()
+		return errors.New("etcd did not become ready within 60s")
+	}
+
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := writeKubeconfig(kubeconfig, server, pki.caPEM, tokens); err != nil {
+		etcd.Close()
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+
+	args := []string{
+		"--etcd-servers=http://" + etcdURL,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--tls-cert-file=" + pki.servingCert,
+		"--tls-private-key-file=" + pki.servingKey,
+		"--client-ca-file=" + pki.caCert,
+		"--service-cluster-ip-range=" + serviceCIDR,
+		"--service-account-issuer=" + issuer,
+		"--api-audiences=" + issuer,
+		"--service-account-key-file=" + pki.saPub,
+		"--service-account-signing-key-file=" + pki.saKey,
+		"--token-auth-file=" + tokens.path,
+		"--authorization-mode=RBAC",
+		"--profiling=false",
+		"--v=0",
+	}
+	args = append(args, extraArgs...)
+
+	apiDone := make(chan int, 1)
+	go func() {
+		cmd := app.NewAPIServerCommand()
+		cmd.SetArgs(args)
+		cmd.SetOut(os.Stderr)
+		cmd.SetErr(os.Stderr)
+		apiDone <- cli.Run(cmd)
+	}()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan struct{})
+	go func() {
+		if waitReady(ctx, server, pki.caPEM, tokens.byUser["admin"]) {
+			close(ready)
+		}
+	}()
+
+	var apiCode int
+	var apiExited bool
+	select {
+	case <-ready:
+		_, werr := fmt.Fprintf(readyOut, "READY kubeconfig=%s server=%s\n", kubeconfig, server)
+		_ = readyOut.Sync()
+		_ = readyOut.Close()
+		if werr != nil {
+			fmt.Fprintf(os.Stderr, "devcluster: writing READY line: %v\n", werr)
+		}
+		fmt.Fprintf(os.Stderr, "devcluster: ready, kubeconfig=%s server=%s\n", kubeconfig, server)
+		select {
+		case apiCode = <-apiDone:
+			apiExited = true
+		case <-sigs:
+		}
+	case apiCode = <-apiDone:
+		apiExited = true
+	case <-sigs:
+	}
+	cancel()
+
+	if !apiExited {
+		// A signal arrived: kube-apiserver saw it too and is shutting down. Wait for it, but
+		// never forever, and let a second signal end things at once.
+		fmt.Fprintln(os.Stderr, "devcluster: stopping")
+		timer := time.NewTimer(forcedExitAfter)
+		select {
+		case apiCode = <-apiDone:
+			timer.Stop()
+		case <-timer.C:
+			fmt.Fprintf(os.Stderr, "devcluster: kube-apiserver did not stop within %s\n", forcedExitAfter)
+			os.Exit(1)
+		case <-sigs:
+			fmt.Fprintln(os.Stderr, "devcluster: second signal, exiting at once")
+			os.Exit(1)
+		}
+		etcd.Close()
+		if apiCode != 0 {
+			return fmt.Errorf("kube-apiserver exited with status %d", apiCode)
+		}
+		return nil
+	}
+
+	etcd.Close()
+	return fmt.Errorf("kube-apiserver exited with status %d before it was ready", apiCode)
+}
+
+// lockDir takes an exclusive lock on DIR so that two instances never share one etcd data
+// directory (bbolt would otherwise block forever on its own file lock, with no message).
+func lockDir(dir string) (func(), error) {
+	path := filepath.Join(dir, "devcluster.lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		owner, _ := io.ReadAll(f)
+		f.Close()
+		return nil, fmt.Errorf("%s is in use by another devcluster (pid %s)", dir, string(owner))
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())), 0)
+	return func() {
+		_ = f.Truncate(0)
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// freePorts asks the kernel for n distinct free ports on 127.0.0.1. Holding all listeners
+// until every port is known keeps the ports distinct; the short window between closing them
+// and the servers binding is an accepted race for a development tool.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("finding a free port: %w", err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func startEtcd(dataDir string, clientPort, peerPort int) (*embed.Etcd, error) {
+	cfg := embed.NewConfig()
+	cfg.Name = "devcluster"
+	cfg.Dir = dataDir
+	clientURL := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(clientPort))}
+	peerURL := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(peerPort))}
+	cfg.ListenClientUrls = []url.URL{clientURL}
+	cfg.AdvertiseClientUrls = []url.URL{clientURL}
+	cfg.ListenPeerUrls = []url.URL{peerURL}
+	cfg.AdvertisePeerUrls = []url.URL{peerURL}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	cfg.LogLevel = "error"
+	cfg.LogOutputs = []string{"stderr"}
+	// A development cluster trades durability on power loss for speed: fsync on every write
+	// makes tests crawl on slow disks. A clean shutdown still leaves consistent data.
+	cfg.UnsafeNoFsync = true
+	return embed.StartEtcd(cfg)
+}

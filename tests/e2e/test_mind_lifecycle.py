@@ -1,0 +1,178 @@
+"""A Mind's life against the real control plane, Postgres and the controller process."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import pytest
+
+from minds.adapters.ledger import Ledger
+from minds.devenv.process import stop
+from tests.fixtures.cluster import REPO, Cluster, ControllerFactory, with_namespace
+from tests.fixtures.waiting import eventually
+
+EXAMPLE = REPO / "examples" / "mind.yaml"
+NAME = "atlas-keeper"
+
+
+def count(ledger: Ledger, namespace: str, type_: str, mind: str = NAME) -> int:
+    return len(ledger.events(namespace=namespace, mind=mind, type=type_))
+
+
+def ready(cluster: Cluster, namespace: str, name: str = NAME, generation: int = 1) -> dict:
+    """Wait until the Ready condition reflects ``generation``; return it."""
+
+    def probe() -> dict | None:
+        obj = json.loads(cluster.kubectl("get", "mind", name, "-n", namespace, "-o", "json").stdout)
+        for cond in obj.get("status", {}).get("conditions", []):
+            if cond["type"] == "Ready" and cond.get("observedGeneration") == generation:
+                return cond
+        return None
+
+    return eventually(probe, timeout=60, what=f"Ready for generation {generation}")
+
+
+@pytest.mark.usefixtures("session_controller")
+def test_apply_edit_delete(cluster: Cluster, namespace: str, e2e_ledger: Ledger) -> None:
+    cluster.kubectl("apply", "-f", "-", input_=with_namespace(EXAMPLE, namespace))
+    cluster.kubectl("wait", "--for=condition=Ready", f"mind/{NAME}", "-n", namespace,
+                    "--timeout=60s")
+    cond = ready(cluster, namespace)
+    assert cond["status"] == "True"
+    assert cond["reason"] == "Accepted"
+    assert count(e2e_ledger, namespace, "mind_registered") == 1
+
+    obj = json.loads(cluster.kubectl("get", "mind", NAME, "-n", namespace, "-o", "json").stdout)
+    assert "minds.dev/ledger" in obj["metadata"]["finalizers"]
+
+    describe = cluster.kubectl("describe", "mind", NAME, "-n", namespace).stdout
+    assert "Registered" in describe
+
+    table = cluster.kubectl("get", "minds", "-n", namespace).stdout
+    assert NAME in table and "True" in table
+
+    cluster.kubectl("patch", "mind", NAME, "-n", namespace, "--type=merge",
+                    "-p", '{"spec":{"caution":0.9}}')
+    ready(cluster, namespace, generation=2)
+    eventually(lambda: count(e2e_ledger, namespace, "mind_updated") == 1,
+               what="one mind_updated")
+    [updated] = e2e_ledger.events(namespace=namespace, mind=NAME, type="mind_updated")
+    assert updated.payload["generation"] == 2
+    assert count(e2e_ledger, namespace, "mind_registered") == 1
+
+    cluster.kubectl("delete", "mind", NAME, "-n", namespace, "--timeout=60s")
+    gone = cluster.kubectl("get", "mind", NAME, "-n", namespace, check=False)
+    assert gone.returncode != 0 and "NotFound" in gone.stderr
+    assert count(e2e_ledger, namespace, "mind_deleted") == 1
+
+
+@pytest.mark.parametrize(
+    ("patch", "field"),
+    [
+        ({"caution": 2}, "spec.caution"),
+        ({"commitments": [{"name": "x", "mode": "maybe"}]}, "spec.commitments[0].mode"),
+        ({"cycleIntervalSeconds": 1}, "spec.cycleIntervalSeconds"),
+        ({"goals": [{"name": "Bad_Name", "subject": {"name": "w"}}]}, "spec.goals[0].name"),
+        (
+            {"commitments": [{"name": "x", "mode": "do", "unlessApproval": True}]},
+            "spec.commitments[0].unlessApproval",
+        ),
+        ({"lockedCapabilities": ["service.restart"],
+          "capabilityPolicy": [{"capability": "service.restart", "decision": "allow"}]},
+         "spec.capabilityPolicy"),
+        ({"surprise": True}, "spec.surprise"),
+    ],
+)
+def test_malformed_mind_is_refused_naming_the_field(
+    cluster: Cluster, namespace: str, patch: dict, field: str
+) -> None:
+    manifest = {
+        "apiVersion": "minds.dev/v1alpha1",
+        "kind": "Mind",
+        "metadata": {"name": "bad", "namespace": namespace},
+        "spec": patch,
+    }
+    proc = cluster.kubectl("apply", "-f", "-", input_=json.dumps(manifest), check=False)
+    assert proc.returncode != 0
+    assert field in proc.stderr, proc.stderr
+    assert cluster.kubectl("get", "mind", "bad", "-n", namespace, check=False).returncode != 0
+
+
+@pytest.mark.usefixtures("session_controller")
+def test_spec_the_schema_cannot_judge_gets_a_reasoned_condition(
+    cluster: Cluster, namespace: str
+) -> None:
+    manifest = {
+        "apiVersion": "minds.dev/v1alpha1",
+        "kind": "Mind",
+        "metadata": {"name": "typo", "namespace": namespace},
+        "spec": {"capabilityPolicy": [{"capability": "servce.restart", "decision": "deny"}]},
+    }
+    cluster.kubectl("apply", "-f", "-", input_=json.dumps(manifest))
+    cond = ready(cluster, namespace, "typo")
+    assert cond["status"] == "False"
+    assert cond["reason"] == "InvalidSpec"
+    assert "spec.capabilityPolicy[0].capability" in cond["message"]
+    events = cluster.kubectl("get", "events", "-n", namespace,
+                             "--field-selector", "involvedObject.name=typo").stdout
+    assert "InvalidSpec" in events
+
+
+def test_controller_restart_writes_no_duplicates(
+    cluster: Cluster,
+    namespace: str,
+    e2e_ledger: Ledger,
+    controller_factory: ControllerFactory,
+) -> None:
+    first = controller_factory("first")
+    cluster.kubectl("apply", "-f", "-", input_=with_namespace(EXAMPLE, namespace))
+    ready(cluster, namespace)
+
+    # Killed without a chance to clean up, as a crash or an OOM kill would.
+    stop(first.pid_file, sig=signal.SIGKILL)
+    cluster.kubectl("patch", "mind", NAME, "-n", namespace, "--type=merge",
+                    "-p", '{"spec":{"caution":0.7}}')
+    manifest = with_namespace(EXAMPLE, namespace).replace(f"name: {NAME}", "name: while-down")
+    cluster.kubectl("apply", "-f", "-", input_=manifest)
+
+    controller_factory("second")
+    ready(cluster, namespace, generation=2)
+    ready(cluster, namespace, "while-down")
+    # A third start replays resume handlers for everything once more.
+    controller_factory("third")
+    cluster.kubectl("patch", "mind", NAME, "-n", namespace, "--type=merge",
+                    "-p", '{"spec":{"caution":0.8}}')
+    ready(cluster, namespace, generation=3)
+
+    assert count(e2e_ledger, namespace, "mind_registered") == 1
+    assert count(e2e_ledger, namespace, "mind_registered", "while-down") == 1
+    updates = e2e_ledger.events(namespace=namespace, mind=NAME, type="mind_updated")
+    assert sorted(e.payload["generation"] for e in updates) == [2, 3]
+
+
+def test_controller_refuses_to_start_on_a_schema_behind(
+    cluster: Cluster, postgres_url: str, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    from sqlalchemy import create_engine, text
+
+    from minds.adapters.ledger import normalize_url
+
+    engine = create_engine(normalize_url(postgres_url), isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(text("DROP DATABASE IF EXISTS minds_empty"))
+        conn.execute(text("CREATE DATABASE minds_empty"))
+    engine.dispose()
+    empty = normalize_url(postgres_url).set(database="minds_empty")
+    proc = subprocess.run(
+        [sys.executable, "-m", "minds.cli.main", "controller", "run"],
+        env={"PATH": "/usr/bin:/bin", "KUBECONFIG": str(cluster.controller_kubeconfig),
+             "MINDS_DATABASE_URL": empty.render_as_string(hide_password=False)},
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert proc.returncode == 2
+    assert "minds db upgrade" in proc.stderr

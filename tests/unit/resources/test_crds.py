@@ -1,0 +1,84 @@
+"""The CRDs under crds/ are generated from the models; these tests keep them honest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from pydantic import Field
+
+from minds.adapters.kube.crds import SchemaError, model_schema, rendered_files
+from minds.domain.base import Model
+from minds.domain.resources.kinds import KINDS
+from minds.devenv.install import repo_root
+
+REPO = repo_root()
+
+
+def test_committed_crds_match_the_models() -> None:
+    committed = {p.name: p.read_text() for p in (REPO / "crds").glob("*.yaml")}
+    assert committed == rendered_files(), "run `minds crds generate` and commit the result"
+
+
+def _walk(node: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = []
+    if isinstance(node, dict):
+        out.append((path, node))
+        for key, value in node.get("properties", {}).items():
+            out += _walk(value, f"{path}.{key}")
+        if "items" in node:
+            out += _walk(node["items"], f"{path}[]")
+        if isinstance(node.get("additionalProperties"), dict):
+            out += _walk(node["additionalProperties"], f"{path}{{}}")
+    return out
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.kind)
+def test_schemas_are_structural(kind: Any) -> None:
+    """Every node has a type (or is explicitly free-form); no $ref, anyOf or null types."""
+    crd = yaml.safe_load(rendered_files()[f"{kind.crd_name}.yaml"])
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    text = yaml.safe_dump(schema)
+    assert "$ref" not in text and "anyOf" not in text and "'null'" not in text
+    for path, node in _walk(schema):
+        assert node.get("type") or node.get("x-kubernetes-preserve-unknown-fields"), path
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.kind)
+def test_names_columns_and_category(kind: Any) -> None:
+    crd = yaml.safe_load(rendered_files()[f"{kind.crd_name}.yaml"])
+    names = crd["spec"]["names"]
+    assert names["categories"] == ["minds"]
+    assert names["shortNames"]
+    version = crd["spec"]["versions"][0]
+    assert version["subresources"] == {"status": {}}
+    assert any(c["name"] == "Age" for c in version["additionalPrinterColumns"])
+
+
+def test_optional_fields_collapse_and_keep_their_rules() -> None:
+    class Inner(Model):
+        a: int
+
+    class Outer(Model):
+        inner: Inner | None = Field(
+            default=None,
+            json_schema_extra={"x-kubernetes-validations": [{"rule": "true", "message": "m"}]},
+        )
+        free: dict[str, Any] = Field(default_factory=dict)
+
+    schema = model_schema(Outer)
+    inner = schema["properties"]["inner"]
+    assert inner["type"] == "object"
+    assert inner["properties"]["a"]["type"] == "integer"
+    assert inner["x-kubernetes-validations"] == [{"rule": "true", "message": "m"}]
+    assert "default" not in inner
+    assert schema["properties"]["free"]["x-kubernetes-preserve-unknown-fields"] is True
+
+
+def test_real_unions_are_refused() -> None:
+    class Either(Model):
+        value: int | str
+
+    with pytest.raises(SchemaError):
+        model_schema(Either)
