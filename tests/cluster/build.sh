@@ -51,15 +51,28 @@ mkdir -p "$(dirname "$out")"
 tmp="$out.tmp.$$"
 trap 'rm -f "$tmp"' EXIT
 
+# Stamp the Kubernetes version, as the release build does (hack/lib/version.sh); otherwise
+# /version reports v0.0.0-master, which kubectl cannot parse and Helm's kubeVersion checks refuse.
+kube_version="$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v1\./ { print $2; exit }' "$here/go.mod")"
+if [[ ! "$kube_version" =~ ^v([0-9]+)\.([0-9]+)\.[0-9]+$ ]]; then
+    echo "error: cannot read the k8s.io/kubernetes version from $here/go.mod" >&2
+    exit 1
+fi
+ldflags="-s -w"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $pkg.gitVersion=$kube_version"
+    ldflags+=" -X $pkg.gitMajor=${BASH_REMATCH[1]} -X $pkg.gitMinor=${BASH_REMATCH[2]}"
+    ldflags+=" -X $pkg.gitTreeState=clean"
+done
+
 echo "building devcluster -> $out (the first build takes several minutes)" >&2
 start=$SECONDS
 (
     cd "$here"
-    # -trimpath: reproducible, no local paths; -s -w: no symbol or DWARF tables, which makes
-    # the binary much smaller and the link step faster; debugging the API server is not the
-    # purpose of this binary.
+    # -trimpath: no local paths in the binary; -s -w: no symbol or DWARF tables, which makes
+    # the binary smaller and the link faster (debugging the API server is not its purpose).
     CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -mod=readonly" \
-        "$go_bin" build -trimpath -ldflags='-s -w' -o "$tmp" .
+        "$go_bin" build -trimpath -ldflags="$ldflags" -o "$tmp" .
 )
 mv -f "$tmp" "$out"
 echo "built devcluster in $((SECONDS - start))s: $out" >&2

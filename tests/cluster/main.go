@@ -38,6 +38,9 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"google.golang.org/grpc/grpclog"
 	"golang.org/x/sys/unix"
 	"k8s.io/component-base/cli"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
@@ -158,22 +161,23 @@ func serve(dir string, port int, extraArgs []string, readyOut *os.File) error {
 		return fmt.Errorf("etcd: %w", err)
 	}
 	etcdURL := etcd.Clients[0].Addr().String()
+	quietGRPC()
 	select {
 	case <-etcd.Server.ReadyNotify():
 	case err := <-etcd.Err():
-		etcd.Close()
+		closeEtcd(etcd)
 		return fmt.Errorf("etcd: %w", err)
 	case <-sigs:
-		etcd.Close()
+		closeEtcd(etcd)
 		return nil
 	case <-time.After(60 * time.Second):
-		etcd.Close()
+		closeEtcd(etcd)
 		return errors.New("etcd did not become ready within 60s")
 	}
 
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := writeKubeconfig(kubeconfig, server, pki.caPEM, tokens); err != nil {
-		etcd.Close()
+		closeEtcd(etcd)
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
 
@@ -192,6 +196,10 @@ func serve(dir string, port int, extraArgs []string, readyOut *os.File) error {
 		"--service-account-signing-key-file=" + pki.saKey,
 		"--token-auth-file=" + tokens.path,
 		"--authorization-mode=RBAC",
+		// The "kubernetes" Service endpoints would be 127.0.0.1, which Endpoints validation
+		// refuses (loopback), so the lease reconciler would log an error every 10s. Nothing
+		// runs inside this cluster, so the Service needs no endpoints.
+		"--endpoint-reconciler-type=none",
 		"--profiling=false",
 		"--v=0",
 	}
@@ -252,14 +260,14 @@ func serve(dir string, port int, extraArgs []string, readyOut *os.File) error {
 			fmt.Fprintln(os.Stderr, "devcluster: second signal, exiting at once")
 			os.Exit(1)
 		}
-		etcd.Close()
+		closeEtcd(etcd)
 		if apiCode != 0 {
 			return fmt.Errorf("kube-apiserver exited with status %d", apiCode)
 		}
 		return nil
 	}
 
-	etcd.Close()
+	closeEtcd(etcd)
 	return fmt.Errorf("kube-apiserver exited with status %d before it was ready", apiCode)
 }
 
@@ -312,10 +320,33 @@ func startEtcd(dataDir string, clientPort, peerPort int) (*embed.Etcd, error) {
 	cfg.ListenPeerUrls = []url.URL{peerURL}
 	cfg.AdvertisePeerUrls = []url.URL{peerURL}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	cfg.LogLevel = "error"
-	cfg.LogOutputs = []string{"stderr"}
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(etcdLogger())
 	// A development cluster trades durability on power loss for speed: fsync on every write
 	// makes tests crawl on slow disks. A clean shutdown still leaves consistent data.
 	cfg.UnsafeNoFsync = true
 	return embed.StartEtcd(cfg)
+}
+
+// etcdLevel is the level of etcd's own logger: errors only while serving, nothing while it
+// closes (where it reports every closed listener as an error).
+var etcdLevel = zap.NewAtomicLevelAt(zapcore.ErrorLevel)
+
+func etcdLogger() *zap.Logger {
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(os.Stderr), etcdLevel)
+	return zap.New(core).Named("etcd")
+}
+
+func closeEtcd(e *embed.Etcd) {
+	etcdLevel.SetLevel(zapcore.FatalLevel)
+	e.Close()
+}
+
+// quietGRPC drops gRPC client warnings. kube-apiserver probes etcd with short-lived clients
+// while it starts and each cancelled dial is logged as a warning, dozens of misleading lines
+// per start. gRPC errors are still logged. It runs after all package init functions, so it
+// replaces the klog bridge that k8s.io/apiserver/pkg/storage/etcd3 installs.
+func quietGRPC() {
+	grpclog.SetLoggerV2(grpclog.NewLoggerV2(io.Discard, io.Discard, os.Stderr))
 }

@@ -37,8 +37,9 @@ def ready(cluster: Cluster, namespace: str, name: str = NAME, generation: int = 
 @pytest.mark.usefixtures("session_controller")
 def test_apply_edit_delete(cluster: Cluster, namespace: str, e2e_ledger: Ledger) -> None:
     cluster.kubectl("apply", "-f", "-", input_=with_namespace(EXAMPLE, namespace))
-    cluster.kubectl("wait", "--for=condition=Ready", f"mind/{NAME}", "-n", namespace,
-                    "--timeout=60s")
+    cluster.kubectl(
+        "wait", "--for=condition=Ready", f"mind/{NAME}", "-n", namespace, "--timeout=60s"
+    )
     cond = ready(cluster, namespace)
     assert cond["status"] == "True"
     assert cond["reason"] == "Accepted"
@@ -51,20 +52,22 @@ def test_apply_edit_delete(cluster: Cluster, namespace: str, e2e_ledger: Ledger)
     assert "Registered" in describe
 
     table = cluster.kubectl("get", "minds", "-n", namespace).stdout
-    assert NAME in table and "True" in table
+    assert NAME in table
+    assert "True" in table
 
-    cluster.kubectl("patch", "mind", NAME, "-n", namespace, "--type=merge",
-                    "-p", '{"spec":{"caution":0.9}}')
+    cluster.kubectl(
+        "patch", "mind", NAME, "-n", namespace, "--type=merge", "-p", '{"spec":{"caution":0.9}}'
+    )
     ready(cluster, namespace, generation=2)
-    eventually(lambda: count(e2e_ledger, namespace, "mind_updated") == 1,
-               what="one mind_updated")
+    eventually(lambda: count(e2e_ledger, namespace, "mind_updated") == 1, what="one mind_updated")
     [updated] = e2e_ledger.events(namespace=namespace, mind=NAME, type="mind_updated")
     assert updated.payload["generation"] == 2
     assert count(e2e_ledger, namespace, "mind_registered") == 1
 
     cluster.kubectl("delete", "mind", NAME, "-n", namespace, "--timeout=60s")
     gone = cluster.kubectl("get", "mind", NAME, "-n", namespace, check=False)
-    assert gone.returncode != 0 and "NotFound" in gone.stderr
+    assert gone.returncode != 0
+    assert "NotFound" in gone.stderr
     assert count(e2e_ledger, namespace, "mind_deleted") == 1
 
 
@@ -79,9 +82,13 @@ def test_apply_edit_delete(cluster: Cluster, namespace: str, e2e_ledger: Ledger)
             {"commitments": [{"name": "x", "mode": "do", "unlessApproval": True}]},
             "spec.commitments[0].unlessApproval",
         ),
-        ({"lockedCapabilities": ["service.restart"],
-          "capabilityPolicy": [{"capability": "service.restart", "decision": "allow"}]},
-         "spec.capabilityPolicy"),
+        (
+            {
+                "lockedCapabilities": ["service.restart"],
+                "capabilityPolicy": [{"capability": "service.restart", "decision": "allow"}],
+            },
+            "spec.capabilityPolicy",
+        ),
         ({"surprise": True}, "spec.surprise"),
     ],
 )
@@ -115,8 +122,9 @@ def test_spec_the_schema_cannot_judge_gets_a_reasoned_condition(
     assert cond["status"] == "False"
     assert cond["reason"] == "InvalidSpec"
     assert "spec.capabilityPolicy[0].capability" in cond["message"]
-    events = cluster.kubectl("get", "events", "-n", namespace,
-                             "--field-selector", "involvedObject.name=typo").stdout
+    events = cluster.kubectl(
+        "get", "events", "-n", namespace, "--field-selector", "involvedObject.name=typo"
+    ).stdout
     assert "InvalidSpec" in events
 
 
@@ -132,8 +140,9 @@ def test_controller_restart_writes_no_duplicates(
 
     # Killed without a chance to clean up, as a crash or an OOM kill would.
     stop(first.pid_file, sig=signal.SIGKILL)
-    cluster.kubectl("patch", "mind", NAME, "-n", namespace, "--type=merge",
-                    "-p", '{"spec":{"caution":0.7}}')
+    cluster.kubectl(
+        "patch", "mind", NAME, "-n", namespace, "--type=merge", "-p", '{"spec":{"caution":0.7}}'
+    )
     manifest = with_namespace(EXAMPLE, namespace).replace(f"name: {NAME}", "name: while-down")
     cluster.kubectl("apply", "-f", "-", input_=manifest)
 
@@ -142,8 +151,9 @@ def test_controller_restart_writes_no_duplicates(
     ready(cluster, namespace, "while-down")
     # A third start replays resume handlers for everything once more.
     controller_factory("third")
-    cluster.kubectl("patch", "mind", NAME, "-n", namespace, "--type=merge",
-                    "-p", '{"spec":{"caution":0.8}}')
+    cluster.kubectl(
+        "patch", "mind", NAME, "-n", namespace, "--type=merge", "-p", '{"spec":{"caution":0.8}}'
+    )
     ready(cluster, namespace, generation=3)
 
     assert count(e2e_ledger, namespace, "mind_registered") == 1
@@ -170,9 +180,15 @@ def test_controller_refuses_to_start_on_a_schema_behind(
     empty = normalize_url(postgres_url).set(database="minds_empty")
     proc = subprocess.run(
         [sys.executable, "-m", "minds.cli.main", "controller", "run"],
-        env={"PATH": "/usr/bin:/bin", "KUBECONFIG": str(cluster.controller_kubeconfig),
-             "MINDS_DATABASE_URL": empty.render_as_string(hide_password=False)},
-        capture_output=True, text=True, timeout=60, check=False,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "KUBECONFIG": str(cluster.controller_kubeconfig),
+            "MINDS_DATABASE_URL": empty.render_as_string(hide_password=False),
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert proc.returncode == 2
     assert "minds db upgrade" in proc.stderr

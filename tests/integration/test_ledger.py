@@ -47,7 +47,7 @@ def event(
     mind: str = "keeper",
     type: str = EventType.MIND_REGISTERED,
     at: datetime = T0,
-    payload: dict[str, object] | None = None,
+    payload: dict[str, Any] | None = None,
 ) -> EventRecord:
     return EventRecord.model_validate(
         {
@@ -161,7 +161,9 @@ def test_check_schema_accepts_a_migrated_database(ledger: Ledger) -> None:
     assert ledger.check_schema().at_head
 
 
-def test_check_schema_refuses_a_newer_schema(migrated_database_url: str, raw: psycopg.Connection) -> None:
+def test_check_schema_refuses_a_newer_schema(
+    migrated_database_url: str, raw: psycopg.Connection
+) -> None:
     raw.execute("UPDATE alembic_version SET version_num = '9999'")
     assert schema_status(migrated_database_url).ahead
     with pytest.raises(SchemaAheadError, match="does not know"):
@@ -222,7 +224,7 @@ def test_mutation_matching_no_row_is_refused_too(raw: psycopg.Connection) -> Non
 
 
 def test_payload_reads_back_from_jsonb(raw_ledger: Ledger, raw: psycopg.Connection) -> None:
-    payload = {
+    payload: dict[str, Any] = {
         "generation": 3,
         "ratio": 0.25,
         "ok": True,
@@ -235,8 +237,7 @@ def test_payload_reads_back_from_jsonb(raw_ledger: Ledger, raw: psycopg.Connecti
 
     assert raw_ledger.events()[0].payload == payload
     row = raw.execute(
-        "SELECT jsonb_typeof(payload), payload -> 'nested' -> 'deep' -> 'deeper' ->> 1 "
-        "FROM events"
+        "SELECT jsonb_typeof(payload), payload -> 'nested' -> 'deep' -> 'deeper' ->> 1 FROM events"
     ).fetchone()
     assert row == ("object", "2")
 
@@ -263,9 +264,13 @@ def test_event_reads_back_with_id_and_utc_times(ledger: Ledger) -> None:
 
 def test_events_are_filtered_and_paged(ledger: Ledger) -> None:
     ledger.append_event(event("a", mind="keeper", at=T0))
-    ledger.append_event(event("b", mind="keeper", type=EventType.MIND_UPDATED, at=T0 + timedelta(1)))
+    ledger.append_event(
+        event("b", mind="keeper", type=EventType.MIND_UPDATED, at=T0 + timedelta(1))
+    )
     ledger.append_event(event("c", mind="warden", at=T0 + timedelta(2)))
-    ledger.append_event(event("d", mind="keeper", type=EventType.MIND_DELETED, at=T0 + timedelta(3)))
+    ledger.append_event(
+        event("d", mind="keeper", type=EventType.MIND_DELETED, at=T0 + timedelta(3))
+    )
 
     def keys(records: list[EventRecord]) -> list[str]:
         return [r.idempotency_key for r in records]

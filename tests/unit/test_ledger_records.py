@@ -106,8 +106,21 @@ def test_key_refuses_non_strings() -> None:
 
 @pytest.mark.parametrize(
     "key",
-    ["password", "dbPassword", "api_key", "apiKey", "API-KEY", "githubToken", "access_token",
-     "clientSecret", "secret", "privateKey", "Authorization", "credentials", "passwd"],
+    [
+        "password",
+        "dbPassword",
+        "api_key",
+        "apiKey",
+        "API-KEY",
+        "githubToken",
+        "access_token",
+        "clientSecret",
+        "secret",
+        "privateKey",
+        "Authorization",
+        "credentials",
+        "passwd",
+    ],
 )
 def test_secret_keys_are_recognised(key: str) -> None:
     assert is_secret_key(key)
@@ -195,7 +208,11 @@ def test_subject_uid_is_optional() -> None:
 def test_mind_record_needs_a_non_negative_generation() -> None:
     with pytest.raises(ValidationError):
         MindRecord(
-            namespace="ops", name="keeper", uid="u", generation=-1, registered_at=NOW,
+            namespace="ops",
+            name="keeper",
+            uid="u",
+            generation=-1,
+            registered_at=NOW,
             updated_at=NOW,
         )
 

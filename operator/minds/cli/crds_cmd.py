@@ -23,9 +23,9 @@ def generate(
         for name, text in files.items()
         if not (out / name).exists() or (out / name).read_text() != text
     ]
-    extra = sorted(
-        p.name for p in out.glob("*.yaml") if p.name not in files
-    ) if out.exists() else []
+    extra = (
+        sorted(p.name for p in out.glob("*.yaml") if p.name not in files) if out.exists() else []
+    )
     if check:
         for name in stale:
             typer.echo(f"drift: {out / name} differs from the models", err=True)

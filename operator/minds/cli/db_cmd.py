@@ -6,7 +6,8 @@ import os
 
 import typer
 
-from minds.adapters.ledger import redact_url, schema_status, upgrade as upgrade_schema
+from minds.adapters.ledger import redact_url, schema_status
+from minds.adapters.ledger import upgrade as upgrade_schema
 
 app = typer.Typer(help="Manage the Postgres ledger schema.", no_args_is_help=True)
 

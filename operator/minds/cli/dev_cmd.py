@@ -14,8 +14,9 @@ from minds.devenv import stack as devstack
 from minds.devenv.install import repo_root
 from minds.devenv.kubectl import KubectlError, kubectl
 
-app = typer.Typer(help="The local stack: control plane, Postgres, CRDs, controller.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="The local stack: control plane, Postgres, CRDs, controller.", no_args_is_help=True
+)
 console = Console()
 
 STATE = typer.Option(None, "--state-dir", help="Where the stack keeps its state (default .dev).")
@@ -82,8 +83,15 @@ def demo(
     console.print(kubectl(kc, "apply", "-f", str(manifest)).stdout.strip())
     console.rule("waiting for Ready")
     try:
-        out = kubectl(kc, "wait", "--for=condition=Ready", f"--timeout={timeout}s",
-                      "-f", str(manifest), timeout=timeout + 10).stdout.strip()
+        out = kubectl(
+            kc,
+            "wait",
+            "--for=condition=Ready",
+            f"--timeout={timeout}s",
+            "-f",
+            str(manifest),
+            timeout=timeout + 10,
+        ).stdout.strip()
         console.print(out)
     except KubectlError as exc:
         console.print(f"[red]not Ready:[/red] {exc}")
@@ -95,8 +103,13 @@ def demo(
     with Ledger.from_url(stack.database_url) as ledger:
         table = Table("id", "occurred at", "namespace", "mind", "type", "subject")
         for event in ledger.events(limit=20):
-            table.add_row(str(event.id), event.occurred_at.isoformat(timespec="seconds"),
-                          event.namespace, event.mind, event.type,
-                          f"{event.subject.kind}/{event.subject.name}")
+            table.add_row(
+                str(event.id),
+                event.occurred_at.isoformat(timespec="seconds"),
+                event.namespace,
+                event.mind,
+                event.type,
+                f"{event.subject.kind}/{event.subject.name}",
+            )
         console.print(table)
     _how_to_reach(stack)

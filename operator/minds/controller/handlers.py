@@ -43,7 +43,8 @@ def close(memo: kopf.Memo, **_: Any) -> None:
 @kopf.on.resume(API_GROUP, API_VERSION, MIND.plural)
 @kopf.on.create(API_GROUP, API_VERSION, MIND.plural)
 @kopf.on.update(API_GROUP, API_VERSION, MIND.plural, field="spec")
-def mind_reconcile(namespace: str, name: str, memo: kopf.Memo, **_: Any) -> None:
+def mind_reconcile(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
+    assert namespace is not None, "Minds are namespaced"
     memo.wiring.minds.reconcile(namespace, name)
 
 

@@ -37,13 +37,21 @@ def chart_files(root: Path) -> Path:
 def install_crds(kubeconfig: Path, root: Path) -> None:
     kubectl(kubeconfig, "apply", "-f", str(root / "crds"))
     kubectl(
-        kubeconfig, "wait", "--for=condition=Established", "--timeout=60s",
-        "-f", str(root / "crds"),
+        kubeconfig,
+        "wait",
+        "--for=condition=Established",
+        "--timeout=60s",
+        "-f",
+        str(root / "crds"),
     )
 
 
-def install_controller_rbac(kubeconfig: Path, root: Path, namespace: str = CONTROLLER_NAMESPACE,
-                            account: str = CONTROLLER_ACCOUNT) -> None:
+def install_controller_rbac(
+    kubeconfig: Path,
+    root: Path,
+    namespace: str = CONTROLLER_NAMESPACE,
+    account: str = CONTROLLER_ACCOUNT,
+) -> None:
     """The ClusterRole from the chart's files, bound to the controller's ServiceAccount."""
     kubectl(kubeconfig, "apply", "-f", str(chart_files(root) / "controller-clusterrole.yaml"))
     binding = {
@@ -65,9 +73,7 @@ def install_controller_rbac(kubeconfig: Path, root: Path, namespace: str = CONTR
                     "kind": "ClusterRole",
                     "name": CONTROLLER_ROLE,
                 },
-                "subjects": [
-                    {"kind": "ServiceAccount", "name": account, "namespace": namespace}
-                ],
+                "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
             },
         ],
     }
@@ -94,9 +100,7 @@ def service_account_kubeconfig(
         "kind": "Config",
         "clusters": [cluster],
         "users": [{"name": user, "user": {"token": token}}],
-        "contexts": [
-            {"name": account, "context": {"cluster": cluster["name"], "user": user}}
-        ],
+        "contexts": [{"name": account, "context": {"cluster": cluster["name"], "user": user}}],
         "current-context": account,
     }
     out.parent.mkdir(parents=True, exist_ok=True)

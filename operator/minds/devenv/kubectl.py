@@ -32,7 +32,9 @@ def kubectl(
         cmd, input=input_, capture_output=True, text=True, timeout=timeout, check=False
     )
     if check and proc.returncode != 0:
-        raise KubectlError(f"kubectl {' '.join(args)}: {proc.stderr.strip() or proc.stdout.strip()}")
+        raise KubectlError(
+            f"kubectl {' '.join(args)}: {proc.stderr.strip() or proc.stdout.strip()}"
+        )
     return proc
 
 

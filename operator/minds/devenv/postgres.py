@@ -44,6 +44,7 @@ __all__ = [
     "BIN_ENV",
     "SUPERUSER",
     "USER_ENV",
+    "PostgresBinaries",
     "PostgresError",
     "PostgresHandle",
     "PostgresNotInstalledError",
@@ -100,7 +101,9 @@ class PostgresHandle:
 
 
 @dataclass(frozen=True)
-class _Binaries:
+class PostgresBinaries:
+    """A directory of PostgreSQL server programs, and their major version."""
+
     bin_dir: Path
     major: int
 
@@ -165,9 +168,9 @@ def start_postgres(
                 "refusing to initialise it"
             )
         major = int((data_dir / "PG_VERSION").read_text().strip()) if initialised else None
-        binaries = find_binaries(major=major, run_as=run_as)
+        binaries = _find_binaries(major=major, run_as=run_as)
         if run_as is not None:
-            _check_reachable(data_dir.parent, run_as, what="the data directory")
+            _check_reachable(data_dir, run_as, what="the data directory")
             if data_dir.stat().st_uid != run_as.uid:
                 _chown(data_dir, run_as)
         state = _State.load(data_dir) if initialised else None
@@ -179,6 +182,8 @@ def start_postgres(
                 )
             state = _State(password=secrets.token_urlsafe(24), port=None, bin_dir="")
             _initdb(binaries, data_dir, run_as, state.password, durable=durable)
+            state.save(data_dir)  # at once: a failed first start must not lose the password
+        _wait_for_stale_postmaster(data_dir, deadline)
         port = _start(binaries, data_dir, run_as, port, deadline, durable=durable)
         state = _State(password=state.password, port=port, bin_dir=str(binaries.bin_dir))
         state.save(data_dir)
@@ -197,7 +202,7 @@ def stop_postgres(data_dir: Path, *, timeout: float = 60.0) -> bool:
     bin_dir = Path(state.bin_dir) if state and state.bin_dir else None
     if bin_dir is None or not (bin_dir / "pg_ctl").exists():
         major = int((data_dir / "PG_VERSION").read_text().strip())
-        bin_dir = find_binaries(major=major, run_as=_owner_of(data_dir)).bin_dir
+        bin_dir = _find_binaries(major=major, run_as=_owner_of(data_dir)).bin_dir
     args = [str(bin_dir / "pg_ctl"), "-D", str(data_dir), "-m", "fast", "-w"]
     args += ["-t", str(max(1, int(timeout))), "stop"]
     result = _run(args, _owner_of(data_dir), timeout=timeout + 5)
@@ -221,15 +226,22 @@ def postgres_handle(data_dir: Path) -> PostgresHandle | None:
     return _handle(data_dir, state, state.port, pid=pid)
 
 
-def find_binaries(*, major: int | None = None, run_as: _RunAs | None = None) -> _Binaries:
-    """The first usable PostgreSQL server binaries (of `major`, when given)."""
+def find_binaries(*, major: int | None = None) -> PostgresBinaries:
+    """The first usable PostgreSQL server binaries (of `major`, when given).
+
+    Raises PostgresNotInstalledError, saying what was tried and what to install, if none fit.
+    """
+    return _find_binaries(major=major, run_as=_run_as_for_probe())
+
+
+def _find_binaries(*, major: int | None, run_as: _RunAs | None) -> PostgresBinaries:
     rejected: list[str] = []
     for bin_dir in _candidate_bin_dirs():
         missing = [name for name in _REQUIRED if not (bin_dir / name).is_file()]
         if missing:
             rejected.append(f"{bin_dir}: missing {', '.join(missing)}")
             continue
-        found = _Binaries(bin_dir=bin_dir, major=_major_version(bin_dir))
+        found = PostgresBinaries(bin_dir=bin_dir, major=_major_version(bin_dir))
         if major is not None and found.major != major:
             rejected.append(f"{bin_dir}: PostgreSQL {found.major}, the data needs {major}")
             continue
@@ -319,6 +331,17 @@ def _run_as(data_dir: Path) -> _RunAs | None:
     return _RunAs(uid=entry.pw_uid, gid=entry.pw_gid, name=name)
 
 
+def _run_as_for_probe() -> _RunAs | None:
+    """The system user, if we are root and it exists; probing never creates it."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        entry = pwd.getpwnam(os.environ.get(USER_ENV) or DEFAULT_SYSTEM_USER)
+    except KeyError:
+        return None
+    return _RunAs(uid=entry.pw_uid, gid=entry.pw_gid, name=entry.pw_name)
+
+
 def _ensure_system_user(name: str) -> pwd.struct_passwd:
     with contextlib.suppress(KeyError):
         return pwd.getpwnam(name)
@@ -370,7 +393,8 @@ def _unreachable(path: Path, run_as: _RunAs) -> Path | None:
 
 
 def _check_reachable(directory: Path, run_as: _RunAs, *, what: str) -> None:
-    blocker = _unreachable(directory / "x", run_as)
+    """Fail, naming the culprit, unless `run_as` can search every parent of `directory`."""
+    blocker = _unreachable(directory, run_as)
     if blocker is not None:
         fix = f"chmod o+x {shlex.quote(str(blocker))}"
         raise PostgresError(
@@ -424,7 +448,12 @@ def _locked(data_dir: Path) -> Iterator[None]:
 
 
 def _initdb(
-    binaries: _Binaries, data_dir: Path, run_as: _RunAs | None, password: str, *, durable: bool
+    binaries: PostgresBinaries,
+    data_dir: Path,
+    run_as: _RunAs | None,
+    password: str,
+    *,
+    durable: bool,
 ) -> None:
     fd, pwfile = tempfile.mkstemp(prefix="minds-pg-pw-")
     try:
@@ -446,7 +475,7 @@ def _initdb(
 
 
 def _start(
-    binaries: _Binaries,
+    binaries: PostgresBinaries,
     data_dir: Path,
     run_as: _RunAs | None,
     port: int | None,
@@ -480,6 +509,27 @@ def _start(
     raise AssertionError("unreachable")
 
 
+def _wait_for_stale_postmaster(data_dir: Path, deadline: float) -> None:
+    """Wait until the pid in a leftover postmaster.pid is gone.
+
+    After a crash (kill -9) the file stays behind, and Postgres refuses to start while any
+    process holds that pid, including the dead postmaster as a zombie not yet reaped by init.
+    """
+    try:
+        stale = int((data_dir / "postmaster.pid").read_text().split("\n", 1)[0])
+    except (OSError, ValueError):
+        return
+    delay = 0.02
+    while _pid_exists(stale):
+        if time.monotonic() >= deadline:
+            raise PostgresError(
+                f"{data_dir}/postmaster.pid names pid {stale}, which is still there but is not a "
+                "running postmaster; Postgres will not start until it is gone"
+            )
+        time.sleep(delay)
+        delay = min(delay * 2, 0.5)
+
+
 def _socket_dir(data_dir: Path, port: int) -> str:
     """The data directory, or '' (no unix socket) when its path is too long for one."""
     socket_path = data_dir / f".s.PGSQL.{port}"
@@ -493,7 +543,7 @@ def _free_port() -> int:
         return port
 
 
-def _wait_ready(binaries: _Binaries, port: int, deadline: float, data_dir: Path) -> None:
+def _wait_ready(binaries: PostgresBinaries, port: int, deadline: float, data_dir: Path) -> None:
     delay = 0.02
     while True:
         args = [binaries.exe("pg_isready"), "-q", "-h", HOST, "-p", str(port), "-t", "2"]

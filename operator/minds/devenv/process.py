@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -96,9 +97,7 @@ def stop(pid_file: Path, *, timeout: float = 20.0, sig: int = signal.SIGTERM) ->
     while time.monotonic() < deadline and pid_alive(pid):
         time.sleep(0.1)
     if pid_alive(pid):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     pid_file.unlink(missing_ok=True)
     return True

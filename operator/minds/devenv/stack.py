@@ -39,7 +39,9 @@ class Stack:
     own_postgres: bool
 
     def env_lines(self) -> str:
-        return f"export KUBECONFIG={self.kubeconfig}\nexport MINDS_DATABASE_URL={self.database_url}\n"
+        return (
+            f"export KUBECONFIG={self.kubeconfig}\nexport MINDS_DATABASE_URL={self.database_url}\n"
+        )
 
 
 def default_state_dir() -> Path:
@@ -72,7 +74,9 @@ def up(
         handle = devcluster.cluster_running(cluster_dir)
         if handle is None:
             handle = devcluster.start_cluster(
-                _devcluster_binary(root), cluster_dir, detach=True,
+                _devcluster_binary(root),
+                cluster_dir,
+                detach=True,
                 log_path=state_dir / "devcluster.log",
             )
         kubeconfig = handle.kubeconfig

@@ -41,9 +41,7 @@ def _parse_spec(raw: dict[str, Any]) -> tuple[MindSpec, list[SpecProblem]]:
         return MindSpec.model_validate(raw), []
     except ValidationError as exc:
         problems = [
-            SpecProblem(
-                "spec." + ".".join(str(p) for p in err["loc"]), str(err["msg"])
-            )
+            SpecProblem("spec." + ".".join(str(p) for p in err["loc"]), str(err["msg"]))
             for err in exc.errors()
         ]
         return MindSpec(), problems
@@ -93,28 +91,41 @@ class MindService:
         }
         if self._append(body, EventType.MIND_REGISTERED, payload, uid, "registered"):
             recorded.append(EventType.MIND_REGISTERED)
-            self._events.post(body, type_="Normal", reason="Registered",
-                              message=f"mind registered in the ledger (generation {generation})")
+            self._events.post(
+                body,
+                type_="Normal",
+                reason="Registered",
+                message=f"mind registered in the ledger (generation {generation})",
+            )
         if generation > 1 and self._append(
             body, EventType.MIND_UPDATED, payload, uid, str(generation), "updated"
         ):
             recorded.append(EventType.MIND_UPDATED)
-            self._events.post(body, type_="Normal", reason="Updated",
-                              message=f"spec change recorded (generation {generation})")
+            self._events.post(
+                body,
+                type_="Normal",
+                reason="Updated",
+                message=f"spec change recorded (generation {generation})",
+            )
 
         def compute(current: dict[str, Any]) -> tuple[dict[str, Any] | None, Condition]:
             status = MindStatus.model_validate(current.get("status") or {})
             cur_gen = int(current["metadata"].get("generation", 1))
             condition = ready_condition(spec, problems, cur_gen, now)
-            status.conditions = set_condition(status.conditions, condition)
-            status.observed_generation = cur_gen
+            status = status.model_copy(
+                update={
+                    "conditions": set_condition(status.conditions, condition),
+                    "observed_generation": cur_gen,
+                }
+            )
             return status.to_k8s(), condition
 
         previous = _ready_of(body)
         _, condition = write_status(self._resources, MIND, namespace, name, compute)
         if problems and (previous is None or previous.message != condition.message):
-            self._events.post(body, type_="Warning", reason=condition.reason,
-                              message=condition.message)
+            self._events.post(
+                body, type_="Warning", reason=condition.reason, message=condition.message
+            )
         return MindOutcome(ready=condition, recorded=recorded)
 
     def forget(self, body: dict[str, Any]) -> bool:
@@ -125,8 +136,12 @@ class MindService:
         payload = {"generation": int(meta.get("generation", 1))}
         inserted = self._append(body, EventType.MIND_DELETED, payload, meta["uid"], "deleted")
         if inserted:
-            self._events.post(body, type_="Normal", reason="Deleted",
-                              message="deletion recorded in the ledger; finalizer released")
+            self._events.post(
+                body,
+                type_="Normal",
+                reason="Deleted",
+                message="deletion recorded in the ledger; finalizer released",
+            )
         return inserted
 
     def _append(

@@ -11,18 +11,13 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Protocol
 
+from minds.domain.errors import Conflict, NotFound
 from minds.domain.ledger import EventRecord, MindRecord
 from minds.domain.resources.kinds import Kind
 
 Clock = Callable[[], datetime]
 
-
-class Conflict(Exception):
-    """A conditional write lost a race: the object changed since it was read."""
-
-
-class NotFound(Exception):
-    """The object is gone."""
+__all__ = ["Clock", "Conflict", "EventPort", "LedgerPort", "NotFound", "ResourcePort"]
 
 
 class LedgerPort(Protocol):
@@ -42,14 +37,14 @@ class ResourcePort(Protocol):
         """The object as the API server has it now; raises NotFound."""
         ...
 
-    def replace_status(self, kind: Kind, body: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+    def replace_status(
+        self, kind: Kind, body: dict[str, Any], status: dict[str, Any]
+    ) -> dict[str, Any]:
         """Write ``status`` conditionally on ``body``'s resourceVersion; raises Conflict."""
         ...
 
 
 class EventPort(Protocol):
-    def post(
-        self, body: dict[str, Any], *, type_: str, reason: str, message: str
-    ) -> None:
+    def post(self, body: dict[str, Any], *, type_: str, reason: str, message: str) -> None:
         """Post a Kubernetes Event about ``body`` (best effort: an Event is not the record)."""
         ...

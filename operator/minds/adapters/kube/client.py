@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
+from minds.domain.errors import Conflict, NotFound
 from minds.domain.resources.kinds import Kind
-from minds.engine.ports import Conflict, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -20,10 +20,15 @@ COMPONENT = "minds-controller"
 def api_client(kubeconfig: str | None = None, context: str | None = None) -> client.ApiClient:
     """An API client from a kubeconfig (explicit, $KUBECONFIG, ~/.kube) or the pod's account."""
     try:
-        return config.new_client_from_config(config_file=kubeconfig, context=context)
+        return cast(
+            client.ApiClient,
+            config.new_client_from_config(  # type: ignore[no-untyped-call]
+                config_file=kubeconfig, context=context
+            ),
+        )
     except config.ConfigException:
         cfg = client.Configuration()
-        config.load_incluster_config(client_configuration=cfg)
+        config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
         return client.ApiClient(cfg)
 
 
@@ -43,8 +48,11 @@ class KubeResources:
 
     def get(self, kind: Kind, namespace: str, name: str) -> dict[str, Any]:
         try:
-            obj: dict[str, Any] = self._custom.get_namespaced_custom_object(
-                kind.group, kind.version, namespace, kind.plural, name
+            obj = cast(
+                dict[str, Any],
+                self._custom.get_namespaced_custom_object(
+                    kind.group, kind.version, namespace, kind.plural, name
+                ),
             )
         except ApiException as exc:
             _raise_mapped(exc, f"{kind.kind} {namespace}/{name}")
@@ -58,8 +66,11 @@ class KubeResources:
         meta = body["metadata"]
         new = {**body, "status": status}
         try:
-            obj: dict[str, Any] = self._custom.replace_namespaced_custom_object_status(
-                kind.group, kind.version, meta["namespace"], kind.plural, meta["name"], new
+            obj = cast(
+                dict[str, Any],
+                self._custom.replace_namespaced_custom_object_status(
+                    kind.group, kind.version, meta["namespace"], kind.plural, meta["name"], new
+                ),
             )
         except ApiException as exc:
             _raise_mapped(exc, f"{kind.kind} {meta['namespace']}/{meta['name']}")

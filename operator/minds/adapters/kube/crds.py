@@ -27,7 +27,7 @@ def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     ref = schema.get("$ref")
     if ref is None:
         return schema
-    target = defs[ref.split("/")[-1]]
+    target: dict[str, Any] = defs[ref.split("/")[-1]]
     merged = {k: v for k, v in schema.items() if k != "$ref"}
     # Field-level keys (description, CEL rules) win over the referenced model's own.
     out = copy.deepcopy(target)
@@ -88,7 +88,7 @@ def structural(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
 
 
 def model_schema(model: type[Any]) -> dict[str, Any]:
-    raw = model.model_json_schema(by_alias=True, mode="validation")
+    raw: dict[str, Any] = model.model_json_schema(by_alias=True, mode="validation")
     return structural(raw, raw.get("$defs", {}))
 
 

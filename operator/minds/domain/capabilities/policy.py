@@ -99,8 +99,7 @@ class GrantView(Model):
     def live(self, now: datetime) -> bool:
         started = self.not_before is None or self.not_before <= now
         return (
-            started and now < self.expires_at and self.operations_remaining > 0
-            and not self.revoked
+            started and now < self.expires_at and self.operations_remaining > 0 and not self.revoked
         )
 
     def covers(self, capability: str, target: str) -> bool:

@@ -33,6 +33,9 @@ STEP_KEY_PATTERN = r"^[A-Z][A-Z0-9]{0,7}$"
 DAY_SECONDS = 86_400
 WEEK_SECONDS = 7 * DAY_SECONDS
 
+DEFAULT_VERIFY_INTERVAL_SECONDS = 10
+DEFAULT_MONITOR_INTERVAL_SECONDS = 30
+
 StepKey = Annotated[str, Field(pattern=STEP_KEY_PATTERN, min_length=1, max_length=8)]
 CapabilityName = Annotated[str, Field(pattern=CAPABILITY_NAME, min_length=1, max_length=128)]
 ShortText = Annotated[str, Field(max_length=200)]
@@ -293,6 +296,15 @@ class Step(Model):
     @property
     def attempts_allowed(self) -> int:
         return self.max_attempts if self.max_attempts is not None else 1
+
+    @property
+    def poll_interval_seconds(self) -> int:
+        """How often a verify or monitor step looks, when the step does not say."""
+        if self.interval_seconds is not None:
+            return self.interval_seconds
+        if self.kind == StepKind.MONITOR:
+            return DEFAULT_MONITOR_INTERVAL_SECONDS
+        return DEFAULT_VERIFY_INTERVAL_SECONDS
 
 
 class Assumption(Model):

@@ -62,8 +62,14 @@ KIND_FIELDS: Mapping[StepKind, tuple[frozenset[str], frozenset[str]]] = {
     StepKind.CAPABILITY: (
         frozenset({"capability"}),
         frozenset(
-            {"parameters", "target", "expectation", "precondition", "requires_approval",
-             "max_attempts"}
+            {
+                "parameters",
+                "target",
+                "expectation",
+                "precondition",
+                "requires_approval",
+                "max_attempts",
+            }
         ),
     ),
     StepKind.REQUEST_CAPABILITY: (frozenset({"request"}), frozenset()),
@@ -175,15 +181,15 @@ def _check_keys_and_titles(steps: Sequence[Step], issues: _Issues) -> bool:
         seen.add(step.key)
         if not step.title.strip():
             issues.error(
-                IssueCode.MISSING_TITLE, "every step needs a title", step=step.key,
+                IssueCode.MISSING_TITLE,
+                "every step needs a title",
+                step=step.key,
                 field=f"{path}.title",
             )
     return ok
 
 
-def _check_dependencies(
-    steps: Sequence[Step], by_key: Mapping[str, Step], issues: _Issues
-) -> bool:
+def _check_dependencies(steps: Sequence[Step], by_key: Mapping[str, Step], issues: _Issues) -> bool:
     ok = True
     for index, step in enumerate(steps):
         listed: set[str] = set()
@@ -192,29 +198,31 @@ def _check_dependencies(
             if dependency == step.key:
                 ok = False
                 issues.error(
-                    IssueCode.SELF_DEPENDENCY, f"step {step.key} depends on itself",
-                    step=step.key, field=field,
+                    IssueCode.SELF_DEPENDENCY,
+                    f"step {step.key} depends on itself",
+                    step=step.key,
+                    field=field,
                 )
             elif dependency not in by_key:
                 ok = False
                 issues.error(
                     IssueCode.UNKNOWN_DEPENDENCY,
                     f"step {step.key} depends on {dependency!r}, which is not a step of this plan",
-                    step=step.key, field=field,
+                    step=step.key,
+                    field=field,
                 )
             elif dependency in listed:
                 issues.error(
                     IssueCode.DUPLICATE_DEPENDENCY,
                     f"step {step.key} lists dependency {dependency} more than once",
-                    step=step.key, field=field,
+                    step=step.key,
+                    field=field,
                 )
             listed.add(dependency)
     return ok
 
 
-def dependency_graph(
-    steps: Sequence[Step], by_key: Mapping[str, Step]
-) -> dict[str, list[str]]:
+def dependency_graph(steps: Sequence[Step], by_key: Mapping[str, Step]) -> dict[str, list[str]]:
     """Each step's known dependencies (self-dependencies and unknown keys left out)."""
     graph: dict[str, list[str]] = {}
     for step in steps:
@@ -292,15 +300,13 @@ def _cycle_path(graph: Mapping[str, Sequence[str]], group: Sequence[str]) -> lis
     while True:
         nxt = next(d for d in graph[current] if d in members)
         if nxt in seen:
-            return [*path[path.index(nxt):], nxt]
+            return [*path[path.index(nxt) :], nxt]
         path.append(nxt)
         seen.add(nxt)
         current = nxt
 
 
-def _order(
-    steps: Sequence[Step], by_key: Mapping[str, Step], issues: _Issues
-) -> list[str] | None:
+def _order(steps: Sequence[Step], by_key: Mapping[str, Step], issues: _Issues) -> list[str] | None:
     graph = dependency_graph(steps, by_key)
     order, left = topological_order(graph)
     if not left:
@@ -341,20 +347,25 @@ def _check_step(
         issues.error(
             IssueCode.UNKNOWN_KIND,
             f"step kind {step.kind!r} is not one of {', '.join(k.value for k in StepKind)}",
-            step=step.key, field=f"{path}.kind",
+            step=step.key,
+            field=f"{path}.kind",
         )
         return
     required, optional = KIND_FIELDS[kind]
     present = _set_fields(step)
     for name in sorted(required - present):
         issues.error(
-            IssueCode.MISSING_FIELD, f"a {kind.value} step needs {_alias(name)}",
-            step=step.key, field=f"{path}.{_alias(name)}",
+            IssueCode.MISSING_FIELD,
+            f"a {kind.value} step needs {_alias(name)}",
+            step=step.key,
+            field=f"{path}.{_alias(name)}",
         )
     for name in sorted(present - required - optional):
         issues.error(
-            IssueCode.FIELD_NOT_ALLOWED, f"a {kind.value} step does not use {_alias(name)}",
-            step=step.key, field=f"{path}.{_alias(name)}",
+            IssueCode.FIELD_NOT_ALLOWED,
+            f"a {kind.value} step does not use {_alias(name)}",
+            step=step.key,
+            field=f"{path}.{_alias(name)}",
         )
     if kind is StepKind.CAPABILITY:
         _check_capability_step(path, step, registry, mind, issues)
@@ -369,27 +380,38 @@ def _check_step(
 
 
 def _known_capability(
-    name: str, step: Step, field: str, registry: CapabilityRegistry, mind: MindView,
+    name: str,
+    step: Step,
+    field: str,
+    registry: CapabilityRegistry,
+    mind: MindView,
     issues: _Issues,
 ) -> CapabilitySpec | None:
     spec = registry.get(name)
     if spec is None:
         issues.error(
-            IssueCode.UNKNOWN_CAPABILITY, f"{name!r} is not a registered capability",
-            step=step.key, field=field,
+            IssueCode.UNKNOWN_CAPABILITY,
+            f"{name!r} is not a registered capability",
+            step=step.key,
+            field=field,
         )
         return None
     if mind.locked(name):
         issues.error(
-            IssueCode.LOCKED_CAPABILITY, f"{name} is locked for this mind",
-            step=step.key, field=field,
+            IssueCode.LOCKED_CAPABILITY,
+            f"{name} is locked for this mind",
+            step=step.key,
+            field=field,
         )
         return None
     return spec
 
 
 def _target(
-    spec: CapabilitySpec, parameters: Mapping[str, Any] | None, step: Step, field: str,
+    spec: CapabilitySpec,
+    parameters: Mapping[str, Any] | None,
+    step: Step,
+    field: str,
     issues: _Issues,
 ) -> str | None:
     """The target the parameters name, or None after reporting why they fail the schema."""
@@ -398,7 +420,8 @@ def _target(
         issues.error(
             IssueCode.INVALID_PARAMETERS,
             f"{spec.name} parameter {problem.path}: {problem.message}",
-            step=step.key, field=f"{field}.{problem.path}",
+            step=step.key,
+            field=f"{field}.{problem.path}",
         )
     if problems:
         return None
@@ -410,9 +433,7 @@ def _check_capability_step(
 ) -> None:
     if step.capability is None:
         return
-    spec = _known_capability(
-        step.capability, step, f"{path}.capability", registry, mind, issues
-    )
+    spec = _known_capability(step.capability, step, f"{path}.capability", registry, mind, issues)
     if spec is None:
         return
     target = _target(spec, step.parameters, step, f"{path}.parameters", issues)
@@ -420,7 +441,8 @@ def _check_capability_step(
         issues.error(
             IssueCode.TARGET_MISMATCH,
             f"target {step.target!r} does not agree with the parameters, which name {target!r}",
-            step=step.key, field=f"{path}.target",
+            step=step.key,
+            field=f"{path}.target",
         )
     if target is not None:
         outcome = decide(mind.policy, spec.name, target, registry)
@@ -428,21 +450,24 @@ def _check_capability_step(
             issues.warning(
                 IssueCode.POLICY_DENIES,
                 f"policy denies {spec.name} on {target}: {outcome.reason}",
-                step=step.key, field=f"{path}.capability",
+                step=step.key,
+                field=f"{path}.capability",
             )
     writing = not spec.read_only
     if writing and not spec.idempotent and step.attempts_allowed > 1:
         issues.error(
             IssueCode.TOO_MANY_ATTEMPTS,
             f"{spec.name} writes and is not idempotent, so it is attempted at most once",
-            step=step.key, field=f"{path}.maxAttempts",
+            step=step.key,
+            field=f"{path}.maxAttempts",
         )
     if writing and step.expectation is None:
         issues.warning(
             IssueCode.MISSING_EXPECTATION,
             f"{spec.name} writes but the step states no expectation, so its outcome will "
             "not be verified by observation",
-            step=step.key, field=f"{path}.expectation",
+            step=step.key,
+            field=f"{path}.expectation",
         )
     for name, checked in (("expectation", step.expectation), ("precondition", step.precondition)):
         if checked is None:
@@ -454,12 +479,17 @@ def _check_capability_step(
             issues.warning(
                 IssueCode.CHECK_TARGET_DIFFERS,
                 f"the {name} observes {check_target!r} but the step acts on {target!r}",
-                step=step.key, field=f"{path}.{name}.check.parameters",
+                step=step.key,
+                field=f"{path}.{name}.check.parameters",
             )
 
 
 def _check_check(
-    check: Check, field: str, step: Step, registry: CapabilityRegistry, mind: MindView,
+    check: Check,
+    field: str,
+    step: Step,
+    registry: CapabilityRegistry,
+    mind: MindView,
     issues: _Issues,
 ) -> str | None:
     """Validate a read-only check; return the target it observes when that is known."""
@@ -470,7 +500,8 @@ def _check_check(
         issues.error(
             IssueCode.CHECK_NOT_READ_ONLY,
             f"checks observe and never act: {spec.name} is not read-only",
-            step=step.key, field=f"{field}.capability",
+            step=step.key,
+            field=f"{field}.capability",
         )
     target = _target(spec, check.parameters, step, f"{field}.parameters", issues)
     try:
@@ -480,7 +511,8 @@ def _check_check(
             IssueCode.UNKNOWN_COMPARISON,
             f"comparison {check.comparison!r} is not one of "
             f"{', '.join(c.value for c in Comparison)}",
-            step=step.key, field=f"{field}.comparison",
+            step=step.key,
+            field=f"{field}.comparison",
         )
         return target
     field_type = spec.observation_fields.get(check.field)
@@ -489,14 +521,17 @@ def _check_check(
         issues.error(
             IssueCode.UNKNOWN_OBSERVATION_FIELD,
             f"{spec.name} does not report {check.field!r} (it reports {known})",
-            step=step.key, field=f"{field}.field",
+            step=step.key,
+            field=f"{field}.field",
         )
         return target
     problem = _type_problem(comparison, field_type, check.value)
     if problem is not None:
         issues.error(
-            IssueCode.COMPARISON_TYPE, f"{check.field}: {problem}",
-            step=step.key, field=f"{field}.value",
+            IssueCode.COMPARISON_TYPE,
+            f"{check.field}: {problem}",
+            step=step.key,
+            field=f"{field}.value",
         )
     return target
 
@@ -510,7 +545,8 @@ def _type_problem(comparison: Comparison, field_type: ObservationType, value: st
     if field_type is ObservationType.NUMBER and not numeric:
         return f"the field is a number but {value!r} is not one"
     if field_type is ObservationType.BOOLEAN and value not in (
-        render_scalar(True), render_scalar(False)
+        render_scalar(True),
+        render_scalar(False),
     ):
         return f"the field is a boolean but {value!r} is neither true nor false"
     return None
@@ -527,8 +563,10 @@ def _check_request(
     )
     if not request.target_pattern.strip():
         issues.error(
-            IssueCode.MISSING_FIELD, "a capability request names a target pattern",
-            step=step.key, field=f"{path}.request.targetPattern",
+            IssueCode.MISSING_FIELD,
+            "a capability request names a target pattern",
+            step=step.key,
+            field=f"{path}.request.targetPattern",
         )
     if spec is None:
         return
@@ -540,13 +578,12 @@ def _check_request(
             issues.error(
                 IssueCode.INVALID_PARAMETERS,
                 f"{spec.name} has no parameter {name!r} to limit",
-                step=step.key, field=f"{path}.request.parameterLimits.{name}",
+                step=step.key,
+                field=f"{path}.request.parameterLimits.{name}",
             )
 
 
-def _check_verify(
-    path: str, step: Step, by_key: Mapping[str, Step], issues: _Issues
-) -> None:
+def _check_verify(path: str, step: Step, by_key: Mapping[str, Step], issues: _Issues) -> None:
     if step.verifies is None:
         return
     field = f"{path}.verifies"
@@ -555,20 +592,23 @@ def _check_verify(
         issues.error(
             IssueCode.VERIFY_UNKNOWN_STEP,
             f"step {step.key} verifies {step.verifies!r}, which is not another step of this plan",
-            step=step.key, field=field,
+            step=step.key,
+            field=field,
         )
         return
     if step.verifies not in step.depends_on:
         issues.error(
             IssueCode.VERIFY_NOT_DEPENDENT,
             f"step {step.key} verifies {step.verifies} and so must depend on it",
-            step=step.key, field=f"{path}.dependsOn",
+            step=step.key,
+            field=f"{path}.dependsOn",
         )
     if verified.kind != StepKind.CAPABILITY or verified.expectation is None:
         issues.error(
             IssueCode.VERIFY_NO_EXPECTATION,
             f"step {step.verifies} states no expectation for {step.key} to verify",
-            step=step.key, field=field,
+            step=step.key,
+            field=field,
         )
 
 
@@ -586,7 +626,8 @@ def _check_monitor(
             IssueCode.MONITOR_STABLE_EXCEEDS_DEADLINE,
             f"the check cannot hold for {step.stable_seconds}s before a deadline of "
             f"{step.deadline_seconds}s",
-            step=step.key, field=f"{path}.stableSeconds",
+            step=step.key,
+            field=f"{path}.stableSeconds",
         )
 
 
@@ -600,14 +641,16 @@ def _check_internal(path: str, step: Step, issues: _Issues) -> None:
             IssueCode.UNKNOWN_INTERNAL_ACTION,
             f"internal action {step.internal_action!r} is not one of "
             f"{', '.join(a.value for a in InternalAction)}",
-            step=step.key, field=f"{path}.internalAction",
+            step=step.key,
+            field=f"{path}.internalAction",
         )
         return
     if action is InternalAction.SUMMARISE_FINDINGS and not step.depends_on:
         issues.error(
             IssueCode.SUMMARY_WITHOUT_DEPENDENCIES,
             "summarise_findings summarises the results of its dependencies; it has none",
-            step=step.key, field=f"{path}.dependsOn",
+            step=step.key,
+            field=f"{path}.dependsOn",
         )
 
 

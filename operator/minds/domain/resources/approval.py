@@ -137,8 +137,6 @@ class ApprovalSpec(Model):
 
 
 class ApprovalStatus(Model):
-    model_config = Model.model_config | {"frozen": False}
-
     phase: ApprovalPhase = ApprovalPhase.PENDING
     decided_at: datetime | None = None
     executed_at: datetime | None = None

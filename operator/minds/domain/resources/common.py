@@ -53,9 +53,7 @@ class Condition(Model):
     observed_generation: int | None = Field(default=None, ge=0)
 
 
-def set_condition(
-    conditions: list[Condition], new: Condition
-) -> list[Condition]:
+def set_condition(conditions: list[Condition], new: Condition) -> list[Condition]:
     """Replace the condition of the same type, keeping the transition time when status is unchanged.
 
     A transition time that moved on every write would tell a reader nothing about when the state
@@ -69,7 +67,9 @@ def set_condition(
             continue
         replaced = True
         if existing.status == new.status:
-            out.append(new.model_copy(update={"last_transition_time": existing.last_transition_time}))
+            out.append(
+                new.model_copy(update={"last_transition_time": existing.last_transition_time})
+            )
         else:
             out.append(new)
     if not replaced:

@@ -60,8 +60,6 @@ class CapabilityGrantSpec(Model):
 
 
 class CapabilityGrantStatus(Model):
-    model_config = Model.model_config | {"frozen": False}
-
     phase: GrantPhase = GrantPhase.PENDING
     operations_used: int = Field(default=0, ge=0)
     granted_by: str | None = Field(default=None, max_length=253)

@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Annotated
 
 from pydantic import Field
+from pydantic.config import JsonDict
 
 from minds.domain.base import Model
 from minds.domain.resources.common import (
@@ -32,7 +33,7 @@ TARGET_GLOB = r"^[-a-z0-9.*/?\[\]]{1,253}$"
 Weight = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
-def _map_list(key: str = "name") -> dict[str, object]:
+def _map_list(key: str = "name") -> JsonDict:
     """A list the API server treats as a map keyed by ``key``: duplicates are refused."""
     return {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": [key]}
 
@@ -202,12 +203,8 @@ class MindSpec(Model):
     active: bool = True
     cycle_interval_seconds: int = Field(default=60, ge=5, le=86400)
     caution: Weight = 0.5
-    drives: list[Drive] = Field(
-        default_factory=list, max_length=16, json_schema_extra=_map_list()
-    )
-    values: list[Value] = Field(
-        default_factory=list, max_length=16, json_schema_extra=_map_list()
-    )
+    drives: list[Drive] = Field(default_factory=list, max_length=16, json_schema_extra=_map_list())
+    values: list[Value] = Field(default_factory=list, max_length=16, json_schema_extra=_map_list())
     goals: list[Goal] = Field(default_factory=list, max_length=64, json_schema_extra=_map_list())
     requests: list[Request] = Field(
         default_factory=list, max_length=64, json_schema_extra=_map_list()
@@ -217,7 +214,9 @@ class MindSpec(Model):
     )
     capability_policy: list[PolicyRule] = Field(default_factory=list, max_length=64)
     locked_capabilities: list[Annotated[str, Field(max_length=128, pattern=CAPABILITY_NAME)]] = (
-        Field(default_factory=list, max_length=32, json_schema_extra={"x-kubernetes-list-type": "set"})
+        Field(
+            default_factory=list, max_length=32, json_schema_extra={"x-kubernetes-list-type": "set"}
+        )
     )
     budget: PlanBudget = Field(default_factory=PlanBudget)
     attention: Attention = Field(default_factory=Attention)
@@ -227,8 +226,6 @@ class MindSpec(Model):
 
 
 class MindStatus(Model):
-    model_config = Model.model_config | {"frozen": False}
-
     observed_generation: int | None = None
     conditions: list[Condition] = Field(default_factory=list)
     open_wants: int = 0

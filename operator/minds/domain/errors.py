@@ -1,0 +1,11 @@
+"""Errors that cross layers: raised by adapters, understood by the engine."""
+
+from __future__ import annotations
+
+
+class Conflict(Exception):
+    """A conditional write lost a race: the object changed since it was read (HTTP 409)."""
+
+
+class NotFound(Exception):
+    """The object is gone."""
