@@ -9,7 +9,7 @@
 //
 // Contract:
 //
-//	devcluster --dir DIR [--port N] [-- extra kube-apiserver flags...]
+//	devcluster --dir DIR [--port N] [--stop-on-stdin-close] [-- extra kube-apiserver flags...]
 //
 // DIR holds the etcd data (kept across restarts), the PKI (kept), a token file (new random
 // tokens on every start) and DIR/kubeconfig (rewritten on every start) with one context per
@@ -34,15 +34,18 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-	"google.golang.org/grpc/grpclog"
 	"golang.org/x/sys/unix"
+	"google.golang.org/grpc/grpclog"
 	"k8s.io/component-base/cli"
+	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 
 	// The same registrations the real kube-apiserver main package performs.
@@ -69,8 +72,11 @@ func run() int {
 	fs := flag.NewFlagSet("devcluster", flag.ContinueOnError)
 	dir := fs.String("dir", "", "state directory: etcd data, PKI, tokens, kubeconfig (created if missing)")
 	port := fs.Int("port", 0, "kube-apiserver secure port on 127.0.0.1 (0 = pick a free port)")
+	stdinStop := fs.Bool("stop-on-stdin-close", false,
+		"stop as on SIGTERM when stdin reaches end of file (a launcher that dies, even by SIGKILL, closes it)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: devcluster --dir DIR [--port N] [-- kube-apiserver flags...]\n")
+		fmt.Fprintf(fs.Output(),
+			"usage: devcluster --dir DIR [--port N] [--stop-on-stdin-close] [-- kube-apiserver flags...]\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -96,7 +102,17 @@ func run() int {
 		return 1
 	}
 
-	if err := serve(*dir, *port, fs.Args(), readyOut); err != nil {
+	// Catch signals before anything else, so a SIGTERM that arrives while etcd starts is not
+	// lost. kube-apiserver installs its own handler for the same signals when its command is
+	// created (it stops gracefully on the first and exits on the second); serve checks for
+	// signals that came earlier, and bounds how long the whole shutdown may take.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	noteStopRequests()
+	if *stdinStop {
+		go stopOnStdinClose()
+	}
+	if err := serve(*dir, *port, fs.Args(), readyOut, sigs); err != nil {
 		fmt.Fprintf(os.Stderr, "devcluster: %v\n", err)
 		return 1
 	}
@@ -118,7 +134,55 @@ func reserveStdout() (*os.File, error) {
 	return os.NewFile(uintptr(fd), "ready-stdout"), nil
 }
 
-func serve(dir string, port int, extraArgs []string, readyOut *os.File) error {
+// stopRequested is set on the first SIGTERM/SIGINT. A signal that lands while kube-apiserver
+// is still starting makes its post-start hooks fail, and it reports that with klog.Fatal, that
+// is os.Exit(255). That is a requested stop, not a failure: exitOnFatal turns it into a clean
+// one.
+var stopRequested atomic.Bool
+
+func noteStopRequests() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		<-ch
+		stopRequested.Store(true)
+	}()
+}
+
+// runningEtcd is the embedded etcd once started, for exitOnFatal.
+var runningEtcd atomic.Pointer[embed.Etcd]
+
+// fatalOnce makes concurrent fatal calls wait for the first one, which never returns.
+var fatalOnce sync.Once
+
+func exitOnFatal(code int) {
+	fatalOnce.Do(func() {
+		if !stopRequested.Load() {
+			os.Exit(code)
+		}
+		fmt.Fprintln(os.Stderr, "devcluster: kube-apiserver was stopped while starting")
+		if e := runningEtcd.Load(); e != nil {
+			done := make(chan struct{})
+			go func() { closeEtcd(e); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+			}
+		}
+		os.Exit(0)
+	})
+}
+
+// stopOnStdinClose turns the end of stdin into a SIGTERM to ourselves, so the ordinary
+// graceful shutdown runs. A test session that launched us and then died without cleaning up
+// would otherwise leave an orphaned control plane behind.
+func stopOnStdinClose() {
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	fmt.Fprintln(os.Stderr, "devcluster: stdin closed")
+	_ = unix.Kill(os.Getpid(), unix.SIGTERM)
+}
+
+func serve(dir string, port int, extraArgs []string, readyOut *os.File, sigs <-chan os.Signal) error {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -150,16 +214,12 @@ func serve(dir string, port int, extraArgs []string, readyOut *os.File) error {
 	}
 	server := "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 
-	// Signals first, so a SIGTERM that arrives while etcd starts is not lost. kube-apiserver
-	// installs its own handler for the same signals (it stops gracefully on the first and exits
-	// on the second); ours only bounds how long the whole shutdown may take.
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-
 	etcd, err := startEtcd(filepath.Join(dir, "etcd"), ports[0], ports[1])
 	if err != nil {
 		return fmt.Errorf("etcd: %w", err)
 	}
+	runningEtcd.Store(etcd)
+	klog.OsExit = exitOnFatal
 	etcdURL := etcd.Clients[0].Addr().String()
 	quietGRPC()
 	select {
@@ -205,14 +265,20 @@ func serve(dir string, port int, extraArgs []string, readyOut *os.File) error {
 	}
 	args = append(args, extraArgs...)
 
+	// Creating the command installs kube-apiserver's signal handler; a signal that came before
+	// it reached only us, so honour it here rather than start a server nobody will stop.
+	cmd := app.NewAPIServerCommand()
+	cmd.SetArgs(args)
+	cmd.SetOut(os.Stderr)
+	cmd.SetErr(os.Stderr)
+	select {
+	case <-sigs:
+		closeEtcd(etcd)
+		return nil
+	default:
+	}
 	apiDone := make(chan int, 1)
-	go func() {
-		cmd := app.NewAPIServerCommand()
-		cmd.SetArgs(args)
-		cmd.SetOut(os.Stderr)
-		cmd.SetErr(os.Stderr)
-		apiDone <- cli.Run(cmd)
-	}()
+	go func() { apiDone <- cli.Run(cmd) }()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
-from pathlib import Path
+import subprocess
+import sys
 
 import pytest
 
@@ -163,32 +165,19 @@ def test_controller_restart_writes_no_duplicates(
 
 
 def test_controller_refuses_to_start_on_a_schema_behind(
-    cluster: Cluster, postgres_url: str, tmp_path: Path
+    cluster: Cluster, database_url: str
 ) -> None:
-    import subprocess
-    import sys
-
-    from sqlalchemy import create_engine, text
-
-    from minds.adapters.ledger import normalize_url
-
-    engine = create_engine(normalize_url(postgres_url), isolation_level="AUTOCOMMIT")
-    with engine.connect() as conn:
-        conn.execute(text("DROP DATABASE IF EXISTS minds_empty"))
-        conn.execute(text("CREATE DATABASE minds_empty"))
-    engine.dispose()
-    empty = normalize_url(postgres_url).set(database="minds_empty")
     proc = subprocess.run(
         [sys.executable, "-m", "minds.cli.main", "controller", "run"],
         env={
-            "PATH": "/usr/bin:/bin",
+            "PATH": os.environ["PATH"],
             "KUBECONFIG": str(cluster.controller_kubeconfig),
-            "MINDS_DATABASE_URL": empty.render_as_string(hide_password=False),
+            "MINDS_DATABASE_URL": database_url,
         },
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
-    assert proc.returncode == 2
+    assert proc.returncode == 2, proc.stderr
     assert "minds db upgrade" in proc.stderr

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
 from minds.adapters.ledger import Ledger, check_schema
 from minds.controller.settings import ControllerConfig
-from minds.domain.capabilities import REGISTRY
+from minds.domain.capabilities.registry import REGISTRY
 from minds.engine.mind_service import MindService
 
 
@@ -37,6 +37,6 @@ def build(config: ControllerConfig) -> Wiring:
         ledger=ledger,
         events=events,
         clock=utc_now,
-        capabilities=frozenset(REGISTRY),
+        capabilities=frozenset(REGISTRY.names()),
     )
     return Wiring(ledger=ledger, minds=minds)

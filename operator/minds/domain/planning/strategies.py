@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from minds.domain.capabilities.registry import (
+    HOST_TARGET,
     CapabilityRegistry,
     CapabilitySpec,
     parameter_problems,
@@ -248,7 +249,7 @@ def diagnosis(ctx: Context, workload: Workload) -> Diagnosis:
         steps.append(
             Step(
                 key=f"D{len(readings) + 1}",
-                title=f"read {what} of {target}",
+                title=f"read {what} of {target}" if target != HOST_TARGET else f"read {what}",
                 kind=StepKind.CAPABILITY,
                 depends_on=depends_on,
                 capability=capability,
@@ -355,7 +356,9 @@ def diagnose_then_escalate(ctx: Context) -> Outcome:
         return NotApplicable(
             Strategy.DIAGNOSE_THEN_ESCALATE, "no direct action of this intention has failed"
         )
-    if means is None or not means.capability.startswith("service."):
+    spec = ctx.registry.get(means.capability) if means is not None else None
+    if means is None or spec is None or spec.read_only or not spec.name.startswith("service."):
+        # Only a service action escalates; a failed read is not an action to avoid repeating.
         return NotApplicable(
             Strategy.DIAGNOSE_THEN_ESCALATE, "the failed action was not a service action"
         )

@@ -140,7 +140,8 @@ def validate(plan: Plan, registry: CapabilityRegistry, mind: MindView) -> Valida
     """Judge a plan; see the module notes for the rules."""
     issues = _Issues()
     steps = list(plan.steps)
-    if not 1 <= len(steps) <= MAX_STEPS:
+    count_ok = 1 <= len(steps) <= MAX_STEPS
+    if not count_ok:
         issues.error(
             IssueCode.STEP_COUNT,
             f"a plan has 1 to {MAX_STEPS} steps; this one has {len(steps)}",
@@ -155,7 +156,7 @@ def validate(plan: Plan, registry: CapabilityRegistry, mind: MindView) -> Valida
     for index, step in enumerate(steps):
         _check_step(index, step, by_key, registry, mind, issues)
     _check_budget(plan, issues)
-    return issues.result(order if keys_ok and deps_ok else None)
+    return issues.result(order if count_ok and keys_ok and deps_ok else None)
 
 
 def _check_keys_and_titles(steps: Sequence[Step], issues: _Issues) -> bool:
