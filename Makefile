@@ -51,8 +51,13 @@ test: venv devcluster lint ## Every check and test; starts and stops the service
 	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(BIN)/pytest tests
 
 .PHONY: demo
-demo: venv devcluster ## Start everything, apply examples/mind.yaml, show it becoming Ready.
+demo: venv tools ## Start everything, apply examples/mind.yaml, show it becoming Ready.
+ifeq ($(KUBECONFIG),)
+	@bash tests/cluster/build.sh $(DEVCLUSTER)
 	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(BIN)/minds demo
+else
+	$(BIN)/minds demo
+endif
 
 .PHONY: down
 down: ## Stop what `make demo` started.

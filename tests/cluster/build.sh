@@ -18,7 +18,7 @@ case "$out" in
     *) out="$PWD/$out" ;;
 esac
 
-# Up to date? Compare against every input of the build, not only main.go.
+# Up to date? Compare against every input of the build (this script holds the -ldflags).
 if [[ -x "$out" ]]; then
     stale=0
     while IFS= read -r -d '' src; do
@@ -26,7 +26,8 @@ if [[ -x "$out" ]]; then
             stale=1
             break
         fi
-    done < <(find "$here" -maxdepth 1 -type f \( -name '*.go' -o -name go.mod -o -name go.sum \) -print0)
+    done < <(find "$here" -maxdepth 1 -type f \
+        \( -name '*.go' -o -name go.mod -o -name go.sum -o -name build.sh \) -print0)
     if [[ $stale -eq 0 ]]; then
         echo "devcluster is up to date: $out" >&2
         exit 0
@@ -70,9 +71,11 @@ start=$SECONDS
 (
     cd "$here"
     # -trimpath: no local paths in the binary; -s -w: no symbol or DWARF tables, which makes
-    # the binary smaller and the link faster (debugging the API server is not its purpose).
-    CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -mod=readonly" \
-        "$go_bin" build -trimpath -ldflags="$ldflags" -o "$tmp" .
+    # the binary smaller and the link faster (debugging the API server is not its purpose);
+    # -buildvcs=false: no git stamp, which would fail in a repository owned by another user
+    # and would relink the binary on every commit; -mod=readonly: go.mod/go.sum are the truth.
+    CGO_ENABLED=0 "$go_bin" build -trimpath -buildvcs=false -mod=readonly \
+        -ldflags="$ldflags" -o "$tmp" .
 )
 mv -f "$tmp" "$out"
 echo "built devcluster in $((SECONDS - start))s: $out" >&2

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from minds.adapters.ledger import Ledger
 from minds.devenv import stack as devstack
@@ -43,6 +42,15 @@ def _up(state_dir: Path, with_controller: bool) -> devstack.Stack:
     except Exception as exc:  # the message is the product here: say what failed and stop
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
+
+
+def columns(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    """Plain aligned columns, like kubectl's: readable in a terminal, a log and a test."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return "\n".join(
+        "   ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in [header, *rows]
+    )
 
 
 def _how_to_reach(stack: devstack.Stack) -> None:
@@ -98,18 +106,18 @@ def demo(
         console.print(f"controller log: {stack.state_dir / 'controller.log'}")
         raise typer.Exit(1) from exc
     console.rule("kubectl get minds -A")
-    console.print(kubectl(kc, "get", "minds", "-A").stdout.rstrip())
-    console.rule("ledger events")
+    typer.echo(kubectl(kc, "get", "minds", "-A").stdout.rstrip())
+    console.rule("the ledger (events)")
     with Ledger.from_url(stack.database_url) as ledger:
-        table = Table("id", "occurred at", "namespace", "mind", "type", "subject")
-        for event in ledger.events(limit=20):
-            table.add_row(
-                str(event.id),
-                event.occurred_at.isoformat(timespec="seconds"),
-                event.namespace,
-                event.mind,
-                event.type,
-                f"{event.subject.kind}/{event.subject.name}",
+        rows = [
+            (
+                str(e.id),
+                e.occurred_at.isoformat(timespec="seconds"),
+                f"{e.namespace}/{e.mind}",
+                e.type,
+                f"{e.subject.kind}/{e.subject.name}",
             )
-        console.print(table)
+            for e in ledger.events(limit=20)
+        ]
+    typer.echo(columns(("ID", "OCCURRED-AT", "MIND", "TYPE", "SUBJECT"), rows))
     _how_to_reach(stack)

@@ -84,3 +84,22 @@ def test_real_unions_are_refused() -> None:
 
     with pytest.raises(SchemaError):
         model_schema(Either)
+
+
+def _contains_none(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, dict):
+        return any(_contains_none(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_contains_none(v) for v in value)
+    return False
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.kind)
+def test_defaults_carry_no_nulls(kind: Any) -> None:
+    """The API server validates defaults against their own schema; a null fails it."""
+    crd = yaml.safe_load(rendered_files()[f"{kind.crd_name}.yaml"])
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    for path, node in _walk(schema):
+        assert not _contains_none(node.get("default", 0)), path

@@ -55,6 +55,15 @@ def _collapse_optional(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+def _without_nulls(value: Any) -> Any:
+    """Defaults are applied by the API server; a null in one would fail the schema it sits in."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
 def structural(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     """Convert one pydantic JSON schema node (recursively) to a structural schema node."""
     node = _collapse_optional(_resolve(schema, defs))
@@ -67,6 +76,8 @@ def structural(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
             out["properties"] = {name: structural(sub, defs) for name, sub in value.items()}
         elif key == "items":
             out["items"] = structural(value, defs)
+        elif key == "default":
+            out["default"] = _without_nulls(value)
         elif key == "additionalProperties":
             if value is True or value == {}:
                 out["x-kubernetes-preserve-unknown-fields"] = True

@@ -15,7 +15,9 @@ from minds.domain.resources.grant import CapabilityGrantSpec, CapabilityGrantSta
 from minds.domain.resources.mind import MindSpec, MindStatus
 from minds.domain.resources.plan import PlanResourceStatus, PlanSpec
 
-CATEGORY = "minds"
+#: ``kubectl get minds-all`` lists every kind of ours. Not ``minds``: a category named like a
+#: resource's plural shadows it, and ``kubectl get minds`` would print every kind.
+CATEGORY = "minds-all"
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ MIND = Kind(
     kind="Mind",
     plural="minds",
     singular="mind",
-    short_names=("mind",),
+    short_names=(),
     spec=MindSpec,
     status=MindStatus,
     description="A mind: an agent that looks after infrastructure under inspectable authority.",
