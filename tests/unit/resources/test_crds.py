@@ -51,8 +51,11 @@ def test_schemas_are_structural(kind: Any) -> None:
 def test_names_columns_and_category(kind: Any) -> None:
     crd = yaml.safe_load(rendered_files()[f"{kind.crd_name}.yaml"])
     names = crd["spec"]["names"]
-    assert names["categories"] == ["minds"]
-    assert names["shortNames"]
+    assert names["categories"] == ["minds-all"]
+    # A category or short name spelled like a plural shadows it in kubectl.
+    plurals = {k.plural for k in KINDS} | {k.singular for k in KINDS}
+    assert not plurals & set(names["categories"])
+    assert not (plurals - {kind.plural, kind.singular}) & set(names.get("shortNames", []))
     version = crd["spec"]["versions"][0]
     assert version["subresources"] == {"status": {}}
     assert any(c["name"] == "Age" for c in version["additionalPrinterColumns"])
