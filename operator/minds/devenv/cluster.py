@@ -222,7 +222,7 @@ def _wait_for_ready(proc: subprocess.Popen[bytes], timeout: float) -> tuple[Path
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise DevClusterError(f"devcluster was not ready within {timeout:.0f}s")
+                    raise DevClusterError(f"devcluster was not ready within {timeout:g}s")
                 if not selector.select(remaining):
                     continue
                 chunk = os.read(stdout.fileno(), 4096)
