@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import typer
@@ -44,12 +45,13 @@ def _up(state_dir: Path, with_controller: bool) -> devstack.Stack:
         raise typer.Exit(2) from exc
 
 
-def columns(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+def columns(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """Plain aligned columns, like kubectl's: readable in a terminal, a log and a test."""
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    table = [header, *rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
     return "\n".join(
         "   ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in [header, *rows]
+        for row in table
     )
 
 
