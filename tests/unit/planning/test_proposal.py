@@ -16,6 +16,7 @@ from minds.domain.planning.proposal import (
     MAX_PROPOSAL_DEPTH,
     claims_authority,
     parse_proposal,
+    proposal_vocabulary,
     read_proposal,
 )
 
@@ -249,3 +250,13 @@ def test_parsing_random_plan_like_json_never_raises(document: Any) -> None:
 @given(st.text() | st.binary())
 def test_parsing_random_text_never_raises(text: str | bytes) -> None:
     _parse(text)
+
+
+def test_the_vocabulary_for_the_model_omits_locked_capabilities() -> None:
+    vocabulary = proposal_vocabulary(REGISTRY, mind(locked_capabilities=("service.restart",)))
+    names = [c["name"] for c in vocabulary["capabilities"]]
+    assert "service.restart" not in names
+    assert "service.status" in names
+    assert vocabulary["stepKinds"]["verify"]["required"] == ["verifies"]
+    assert vocabulary["internalActions"] == ["summarise_findings", "notify_operator"]
+    json.dumps(vocabulary)  # it goes into a prompt as JSON

@@ -27,14 +27,19 @@ from pydantic import ValidationError
 from minds.domain.capabilities.registry import CapabilityRegistry
 from minds.domain.planning.model import (
     MAX_ISSUES,
+    MAX_STEPS,
+    STEP_KEY_PATTERN,
+    Comparison,
+    InternalAction,
     IssueCode,
     Plan,
     PlanOrigin,
+    Step,
     Strategy,
     ValidationIssue,
     ValidationResult,
 )
-from minds.domain.planning.validation import bounded, validate
+from minds.domain.planning.validation import KIND_FIELDS, bounded, validate
 from minds.domain.planning.views import MindView
 
 MAX_PROPOSAL_BYTES: Final = 64 * 1024
@@ -42,66 +47,23 @@ MAX_PROPOSAL_DEPTH: Final = 16
 
 # Key names are compared after lower-casing and dropping everything but letters and digits, so
 # `require_approval`, `requireApproval` and `Require-Approval` are one name.
-AUTHORITY_KEYS: Final = frozenset(
-    {
-        "status",
-        "state",
-        "phase",
-        "completed",
-        "complete",
-        "done",
-        "finished",
-        "succeeded",
-        "success",
-        "result",
-        "results",
-        "outcome",
-        "executed",
-        "verified",
-        "confirmed",
-        "decision",
-        "decidedby",
-        "attempts",
-        "lease",
-        "observation",
-        "observations",
-        "sudo",
-        "trusted",
-        "allowed",
-        "allow",
-        "elevated",
-        "admin",
-    }
-)
+# fmt: off
+AUTHORITY_KEYS: Final = frozenset({
+    "status", "state", "phase", "completed", "complete", "done", "finished", "succeeded",
+    "success", "result", "results", "outcome", "executed", "verified", "confirmed", "decision",
+    "decidedby", "attempts", "lease", "observation", "observations", "sudo", "trusted",
+    "allowed", "allow", "elevated", "admin",
+})
 # Any key containing one of these is about authority, whatever surrounds it
 # (`approvalStatus`, `grantedBy`, `policyOverride`, `preauthorized`, `bypassChecks`).
 AUTHORITY_MARKERS: Final = (
-    "authori",
-    "approv",
-    "grant",
-    "polic",
-    "permi",
-    "privileg",
-    "bypass",
-    "override",
-    "skipcheck",
+    "authori", "approv", "grant", "polic", "permi", "privileg", "bypass", "override", "skipcheck",
 )
-PLANNER_KEYS: Final = frozenset(
-    {
-        "objective",
-        "origin",
-        "strategy",
-        "revision",
-        "supersedes",
-        "supersededby",
-        "intention",
-        "mind",
-        "estimate",
-        "budget",
-        "alternatives",
-        "validation",
-    }
-)
+PLANNER_KEYS: Final = frozenset({
+    "objective", "origin", "strategy", "revision", "supersedes", "supersededby", "intention",
+    "mind", "estimate", "budget", "alternatives", "validation",
+})
+# fmt: on
 _FENCE = re.compile(r"^\s*```[A-Za-z]*[ \t]*\r?\n(?P<body>.*?)\r?\n\s*```\s*$", re.DOTALL)
 _STEPS_PATH = re.compile(r"^steps\[(\d+)\]")
 
@@ -221,10 +183,7 @@ def _owned(skeleton: Plan) -> dict[str, Any]:
 
 
 def _issue(code: IssueCode, message: str, *, field: str | None = None) -> ValidationIssue:
-    step = None
-    return ValidationIssue(
-        code=code, message=message[:2000], field=field[:300] if field else None, step=step
-    )
+    return ValidationIssue(code=code, message=message[:2000], field=field[:300] if field else None)
 
 
 def _load(text: str | bytes) -> dict[str, Any]:
@@ -365,6 +324,49 @@ def _step_key(path: str, document: dict[str, Any]) -> str | None:
     index = int(match.group(1))
     step = steps[index] if index < len(steps) else None
     key = step.get("key") if isinstance(step, dict) else None
-    if isinstance(key, str) and re.fullmatch(r"[A-Z][A-Z0-9]{0,7}", key):
+    if isinstance(key, str) and re.fullmatch(STEP_KEY_PATTERN, key):
         return key
     return None
+
+
+def proposal_vocabulary(registry: CapabilityRegistry, mind: MindView) -> dict[str, Any]:
+    """What a model may use in a proposal, as JSON, for the prompt of the `plan` role.
+
+    Locked capabilities are left out. The same rules are enforced on the answer whatever the
+    prompt said; this only helps a model propose something that can pass.
+    """
+
+    def alias(name: str) -> str:
+        return Step.model_fields[name].alias or name
+
+    return {
+        "maxSteps": MAX_STEPS,
+        "stepKeyPattern": STEP_KEY_PATTERN,
+        "stepKinds": {
+            kind.value: {
+                "required": sorted(alias(n) for n in required),
+                "optional": sorted(alias(n) for n in optional),
+            }
+            for kind, (required, optional) in KIND_FIELDS.items()
+        },
+        "internalActions": [action.value for action in InternalAction],
+        "comparisons": [comparison.value for comparison in Comparison],
+        "capabilities": [
+            {
+                "name": spec.name,
+                "summary": spec.summary,
+                "readOnly": spec.read_only,
+                "idempotent": spec.idempotent,
+                "parameters": spec.parameters.model_json_schema(by_alias=True),
+                "observationFields": {k: v.value for k, v in spec.observation_fields.items()},
+            }
+            for spec in registry.specs.values()
+            if not mind.locked(spec.name)
+        ],
+        "notes": [
+            "Answer with one JSON object with steps, and optionally assumptions, "
+            "completionCriteria, abortConditions and risk.",
+            "Fields about approval, authority or progress are ignored: approval comes only "
+            "from policy and commitments, progress only from observation.",
+        ],
+    }

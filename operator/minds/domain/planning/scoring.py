@@ -25,8 +25,8 @@ from datetime import datetime
 
 from minds.domain.capabilities.policy import target_matches
 from minds.domain.capabilities.registry import CapabilityRegistry
+from minds.domain.planning.graph import dependency_graph, topological_order
 from minds.domain.planning.model import Plan, ResourceUse, Step, StepKind
-from minds.domain.planning.validation import dependency_graph, topological_order
 from minds.domain.planning.views import MindView
 from minds.domain.resources.mind import PolicyDecision
 

@@ -1,0 +1,226 @@
+"""May this mind use this capability, with these parameters, on this target, now?
+
+The decision order is fixed and every stage is recorded, so an auditor can replay why:
+
+1. the capability is registered and not locked by the mind;
+2. its parameters pass the capability's schema (unknown parameters refused);
+3. commitments: a matching ``refrain`` denies; with ``unlessApproval`` it requires approval;
+4. the mind's capability policy (first matching rule wins, else the capability's default);
+5. a live grant covering capability, target and parameters turns "approve" into "allow"
+   (never "deny" into anything), and is consumed once if the action goes ahead;
+6. ``require_approval`` (a step or a commitment-bound intention asks for it) forces approval
+   for a writing capability even where policy or a grant allows.
+
+Approval history is never an input. A check (an observation made to verify an outcome) never
+asks a person: where the answer would be "approve", a check is "not observable".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from enum import StrEnum
+from fnmatch import fnmatchcase
+from typing import Any
+
+from pydantic import ValidationError
+
+from minds.domain.base import Model
+from minds.domain.capabilities.policy import GrantView, decide, target_matches
+from minds.domain.capabilities.registry import REGISTRY, CapabilityRegistry, CapabilitySpec
+from minds.domain.resources.mind import (
+    Access,
+    Commitment,
+    CommitmentMode,
+    MindSpec,
+    PolicyDecision,
+    Risk,
+)
+
+
+class Stage(StrEnum):
+    REGISTERED = "registered"
+    LOCKED = "locked"
+    PARAMETERS = "parameters"
+    COMMITMENTS = "commitments"
+    POLICY = "policy"
+    GRANT = "grant"
+    REQUIRE_APPROVAL = "require_approval"
+    CHECK = "check"
+
+
+class StageResult(Model):
+    stage: Stage
+    decision: PolicyDecision
+    reason: str
+
+
+class AuthorityDecision(Model):
+    """The answer, the trail that produced it, and what it relies on."""
+
+    decision: PolicyDecision
+    trail: tuple[StageResult, ...]
+    target: str = ""
+    grant: str | None = None
+    parameters: dict[str, Any] | None = None
+
+    @property
+    def reason(self) -> str:
+        return self.trail[-1].reason if self.trail else ""
+
+
+def risk_of(spec: CapabilitySpec) -> Risk:
+    """Reads are low risk; writes medium; writes that cannot safely be repeated are high."""
+    if spec.read_only:
+        return Risk.LOW
+    return Risk.MEDIUM if spec.idempotent else Risk.HIGH
+
+
+def commitment_applies(
+    commitment: Commitment, spec: CapabilitySpec, target: str, now: datetime
+) -> bool:
+    if commitment.expires_at is not None and now >= commitment.expires_at:
+        return False
+    if not fnmatchcase(spec.name, commitment.capability):
+        return False
+    if not target_matches(commitment.target, target):
+        return False
+    if commitment.access is Access.READ and not spec.read_only:
+        return False
+    if commitment.access is Access.WRITE and spec.read_only:
+        return False
+    return commitment.risk is Risk.ANY or commitment.risk is risk_of(spec)
+
+
+def limit_problems(limits: Mapping[str, Any], parameters: Mapping[str, Any]) -> list[str]:
+    """How parameters exceed a grant's limits. A number is a maximum, a list the allowed values,
+    anything else must be equal. A limit on a parameter the capability does not have fails
+    closed: the grant's author meant to bound something we cannot see."""
+    problems: list[str] = []
+    for key, limit in limits.items():
+        if key not in parameters:
+            problems.append(f"{key}: limited by the grant but not a parameter of this capability")
+            continue
+        value = parameters[key]
+        if isinstance(limit, bool) or not isinstance(limit, int | float | list):
+            if value != limit:
+                problems.append(f"{key}: {value!r} is not the granted {limit!r}")
+        elif isinstance(limit, list):
+            if value not in limit:
+                problems.append(f"{key}: {value!r} is not one of the granted {limit!r}")
+        elif not isinstance(value, int | float) or isinstance(value, bool) or value > limit:
+            problems.append(f"{key}: {value!r} exceeds the granted maximum {limit!r}")
+    return problems
+
+
+def _deny(
+    trail: list[StageResult], stage: Stage, reason: str, target: str = ""
+) -> AuthorityDecision:
+    trail.append(StageResult(stage=stage, decision=PolicyDecision.DENY, reason=reason))
+    return AuthorityDecision(decision=PolicyDecision.DENY, trail=tuple(trail), target=target)
+
+
+def authorize(
+    *,
+    mind: MindSpec,
+    capability: str,
+    parameters: Mapping[str, Any] | None,
+    grants: Sequence[GrantView],
+    grant_limits: Mapping[str, Mapping[str, Any]],
+    now: datetime,
+    require_approval: bool = False,
+    check: bool = False,
+    registry: CapabilityRegistry = REGISTRY,
+) -> AuthorityDecision:
+    """The decision for one invocation. ``grant_limits`` maps grant name to parameter limits."""
+    trail: list[StageResult] = []
+    spec = registry.get(capability)
+    if spec is None:
+        return _deny(trail, Stage.REGISTERED, f"{capability} is not a registered capability")
+    trail.append(
+        StageResult(stage=Stage.REGISTERED, decision=PolicyDecision.ALLOW, reason="registered")
+    )
+    if capability in mind.locked_capabilities:
+        return _deny(trail, Stage.LOCKED, f"{capability} is locked by the mind")
+
+    try:
+        parsed = spec.parse(parameters)
+    except ValidationError as exc:
+        refused = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'parameters'}: {e['msg']}"
+            for e in exc.errors()
+        )
+        return _deny(trail, Stage.PARAMETERS, f"parameters refused: {refused}")
+    target = spec.target_of(parsed)
+    values = parsed.model_dump(mode="json", by_alias=True)
+
+    needs_approval: list[str] = []
+    for index, commitment in enumerate(mind.commitments):
+        if commitment.mode is not CommitmentMode.REFRAIN:
+            continue
+        if not commitment_applies(commitment, spec, target, now):
+            continue
+        where = f"commitments[{index}] ({commitment.name})"
+        if not commitment.unless_approval:
+            return _deny(
+                trail, Stage.COMMITMENTS, f"{where} refrains from {capability} on {target}", target
+            )
+        needs_approval.append(f"{where} refrains from {capability} on {target} unless approved")
+    if needs_approval:
+        trail.append(
+            StageResult(
+                stage=Stage.COMMITMENTS,
+                decision=PolicyDecision.APPROVE,
+                reason="; ".join(needs_approval),
+            )
+        )
+
+    policy = decide(mind.capability_policy, capability, target, registry)
+    trail.append(StageResult(stage=Stage.POLICY, decision=policy.decision, reason=policy.reason))
+    if policy.decision is PolicyDecision.DENY:
+        return AuthorityDecision(decision=PolicyDecision.DENY, trail=tuple(trail), target=target)
+    decision = PolicyDecision.APPROVE if needs_approval else policy.decision
+
+    grant: str | None = None
+    if decision is PolicyDecision.APPROVE:
+        for candidate in grants:
+            if not (candidate.live(now) and candidate.covers(capability, target)):
+                continue
+            problems = limit_problems(grant_limits.get(candidate.name, {}), values)
+            if problems:
+                trail.append(
+                    StageResult(
+                        stage=Stage.GRANT,
+                        decision=PolicyDecision.APPROVE,
+                        reason=f"grant {candidate.name} does not cover: {'; '.join(problems)}",
+                    )
+                )
+                continue
+            grant = candidate.name
+            decision = PolicyDecision.ALLOW
+            trail.append(
+                StageResult(
+                    stage=Stage.GRANT,
+                    decision=decision,
+                    reason=f"grant {grant} covers {capability} on {target}",
+                )
+            )
+            break
+
+    if require_approval and not spec.read_only and decision is PolicyDecision.ALLOW:
+        grant = None
+        decision = PolicyDecision.APPROVE
+        trail.append(
+            StageResult(
+                stage=Stage.REQUIRE_APPROVAL,
+                decision=decision,
+                reason="the step requires approval for a writing capability",
+            )
+        )
+
+    if check and decision is not PolicyDecision.ALLOW:
+        return _deny(trail, Stage.CHECK, "not observable: a check never asks for approval", target)
+
+    return AuthorityDecision(
+        decision=decision, trail=tuple(trail), target=target, grant=grant, parameters=values
+    )
