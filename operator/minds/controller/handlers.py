@@ -13,7 +13,7 @@ import kopf
 from minds.controller.settings import ControllerConfig
 from minds.controller.wiring import Wiring, build
 from minds.domain.resources.common import API_GROUP, API_VERSION
-from minds.domain.resources.kinds import MIND
+from minds.domain.resources.kinds import MIND, PLAN
 
 PREFIX = API_GROUP
 FINALIZER = f"{API_GROUP}/ledger"
@@ -51,3 +51,11 @@ def mind_reconcile(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) 
 @kopf.on.delete(API_GROUP, API_VERSION, MIND.plural)
 def mind_delete(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     memo.wiring.minds.forget(dict(body))
+
+
+@kopf.on.resume(API_GROUP, API_VERSION, PLAN.plural)
+@kopf.on.create(API_GROUP, API_VERSION, PLAN.plural)
+@kopf.on.update(API_GROUP, API_VERSION, PLAN.plural, field="spec")
+def plan_admit(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
+    assert namespace is not None, "Plans are namespaced"
+    memo.wiring.plans.admit(namespace, name)

@@ -10,6 +10,7 @@ from minds.adapters.ledger import Ledger, check_schema
 from minds.controller.settings import ControllerConfig
 from minds.domain.capabilities.registry import REGISTRY
 from minds.engine.mind_service import MindService
+from minds.engine.plan_service import PlanService
 
 
 def utc_now() -> datetime:
@@ -20,6 +21,7 @@ def utc_now() -> datetime:
 class Wiring:
     ledger: Ledger
     minds: MindService
+    plans: PlanService
 
     def close(self) -> None:
         self.ledger.close()
@@ -39,4 +41,7 @@ def build(config: ControllerConfig) -> Wiring:
         clock=utc_now,
         capabilities=frozenset(REGISTRY.names()),
     )
-    return Wiring(ledger=ledger, minds=minds)
+    plans = PlanService(
+        resources=resources, ledger=ledger, events=events, clock=utc_now, registry=REGISTRY
+    )
+    return Wiring(ledger=ledger, minds=minds, plans=plans)

@@ -52,6 +52,8 @@ class EventType(StrEnum):
     MIND_REGISTERED = "mind_registered"
     MIND_UPDATED = "mind_updated"
     MIND_DELETED = "mind_deleted"
+    PLAN_VALIDATED = "plan_validated"
+    PLAN_DRAFTED = "plan_drafted"
 
 
 def idempotency_key(*parts: str) -> str:

@@ -413,6 +413,7 @@ class IssueCode(StrEnum):
     PROPOSAL_SCHEMA = "proposal_schema"
     IGNORED_FIELD = "ignored_field"
     TRUNCATED = "truncated"
+    UNKNOWN_MIND = "unknown_mind"
 
 
 class ValidationIssue(Model):
