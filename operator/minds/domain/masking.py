@@ -25,11 +25,11 @@ from typing import Final
 class MaskKind(StrEnum):
     EMAIL = "email"
     IP = "ip"
-    TOKEN = "token"
+    TOKEN = "token"  # noqa: S105 - a placeholder name, not a credential
     JWT = "jwt"
     ACCESS_KEY = "access-key"
     CARD = "card"
-    SECRET = "secret"
+    SECRET = "secret"  # noqa: S105 - a placeholder name, not a credential
 
     @property
     def placeholder(self) -> str:
@@ -42,7 +42,7 @@ _PLACEHOLDER: Final = r"\[(?:email|ip|token|jwt|access-key|card|secret)\]"
 # A secret's value must not already be a placeholder: that keeps masking idempotent.
 _NOT_MASKED: Final = rf"(?![\"']?{_PLACEHOLDER})"
 
-_SECRET_WORDS: Final = (
+_SENSITIVE_NAMES: Final = (
     r"password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key"
     r"|private[_-]?key|credentials?|auth[_-]?key|session[_-]?id|cookie"
 )
@@ -147,7 +147,9 @@ def _rules() -> tuple[_Rule, ...]:
         _Rule(
             MaskKind.SECRET,
             # user:password@ in a URL: keep the scheme and user, drop the password.
-            re.compile(r"(\b[a-z][a-z0-9+.-]{0,30}://[^\s:/@\[\]]{1,256}:)[^\s@/\[\]]+(?=@)", flags),
+            re.compile(
+                r"(\b[a-z][a-z0-9+.-]{0,30}://[^\s:/@\[\]]{1,256}:)[^\s@/\[\]]+(?=@)", flags
+            ),
             _keep_prefix(MaskKind.SECRET),
         ),
         _Rule(
@@ -179,7 +181,7 @@ def _rules() -> tuple[_Rule, ...]:
             # key=value, key: value, "key": "value", with the key anywhere in a longer name
             # (DB_PASSWORD, client_secret, x-api-key).
             re.compile(
-                rf"((?<![\w.-])[\w.-]{{0,64}}(?:{_SECRET_WORDS})[\w.-]{{0,64}}[\"']?\s*[:=]\s*){_NOT_MASKED}"
+                rf"((?<![\w.-])[\w.-]{{0,64}}(?:{_SENSITIVE_NAMES})[\w.-]{{0,64}}[\"']?\s*[:=]\s*){_NOT_MASKED}"
                 r"(\"[^\"]*\"|'[^']*'|[^\s,;&\"'}\])]+)",
                 flags,
             ),
@@ -189,7 +191,7 @@ def _rules() -> tuple[_Rule, ...]:
             MaskKind.SECRET,
             # Command-line flags: --password hunter2, -token abc.
             re.compile(
-                rf"((?<![\w-])--?[\w-]{{0,64}}(?:{_SECRET_WORDS})[\w-]{{0,64}}\s+){_NOT_MASKED}(?!-)[^\s]+",
+                rf"((?<![\w-])--?[\w-]{{0,64}}(?:{_SENSITIVE_NAMES})[\w-]{{0,64}}\s+){_NOT_MASKED}(?!-)[^\s]+",
                 flags,
             ),
             _keep_prefix(MaskKind.SECRET),

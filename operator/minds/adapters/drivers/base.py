@@ -74,7 +74,11 @@ class DriverResult(Model):
         output: JsonValue = None,
     ) -> DriverResult:
         return cls(
-            ok=False, summary=summary or error, fields=dict(fields or {}), output=output, error=error
+            ok=False,
+            summary=summary or error,
+            fields=dict(fields or {}),
+            output=output,
+            error=error,
         )
 
 

@@ -8,9 +8,10 @@ before it leaves the driver; process names are kept as they are (they are execut
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, cast
 
 import psutil
+from pydantic import JsonValue
 
 from minds.adapters.drivers.base import DriverResult
 from minds.adapters.drivers.masking import mask_command
@@ -112,7 +113,11 @@ def process_list(limit: int, *, command_chars: int = COMMAND_CHARS) -> DriverRes
     return DriverResult.success(
         f"{len(top)} of {len(rows)} processes, by resident memory",
         fields={"count": len(top)},
-        output={"sortedBy": "rssBytes", "total": len(rows), "processes": list(top)},
+        output={
+            "sortedBy": "rssBytes",
+            "total": len(rows),
+            "processes": cast(list[JsonValue], top),
+        },
     )
 
 

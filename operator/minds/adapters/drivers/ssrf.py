@@ -51,11 +51,11 @@ NAT64: Final = ipaddress.ip_network("64:ff9b::/96")
 IPV4_COMPATIBLE: Final = ipaddress.ip_network("::/96")
 
 
-class SsrfRefused(Exception):  # noqa: N818 - it is a refusal, not an error of ours
+class SsrfRefused(Exception):
     """The URL or address may not be reached by this mind."""
 
 
-class ResolutionFailed(Exception):  # noqa: N818
+class ResolutionFailed(Exception):
     """The host name could not be resolved."""
 
 

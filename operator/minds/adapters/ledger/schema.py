@@ -12,7 +12,9 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    CheckConstraint,
     DateTime,
+    ForeignKey,
     Index,
     MetaData,
     PrimaryKeyConstraint,
@@ -37,7 +39,7 @@ NAMING_CONVENTION = {
 # (volition_decisions, ...) attach the same function. See migration 0001.
 REFUSE_MUTATION_FUNCTION = "minds_refuse_mutation"
 
-APPEND_ONLY_TABLES = ("events",)
+APPEND_ONLY_TABLES = ("events", "executions", "execution_outcomes")
 
 # SQLSTATE the trigger function raises with, so a refusal is recognisable among other errors.
 APPEND_ONLY_SQLSTATE = "ML001"
@@ -88,3 +90,46 @@ class MindRow(Base):
     registered_at: Mapped[datetime]
     updated_at: Mapped[datetime]
     deleted_at: Mapped[datetime | None]
+
+
+class ExecutionRow(Base):
+    """Append-only write-ahead row: written before a capability's side effect."""
+
+    __tablename__ = "executions"
+    __table_args__ = (
+        UniqueConstraint("origin_key"),
+        Index(None, "namespace", "mind", "started_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    origin_key: Mapped[str] = mapped_column(Text)
+    mind: Mapped[str] = mapped_column(Text)
+    namespace: Mapped[str] = mapped_column(Text)
+    capability: Mapped[str] = mapped_column(Text)
+    target: Mapped[str] = mapped_column(Text)
+    parameters: Mapped[dict[str, Any]]
+    origin: Mapped[dict[str, Any]]
+    evidence: Mapped[dict[str, Any]]
+    authority: Mapped[dict[str, Any]]
+    started_at: Mapped[datetime]
+    recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
+
+
+class ExecutionOutcomeRow(Base):
+    """Append-only: what came of one execution. At most one per execution."""
+
+    __tablename__ = "execution_outcomes"
+    __table_args__ = (
+        UniqueConstraint("execution_id"),
+        CheckConstraint("status IN ('executed', 'failed')", name="status"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    execution_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("executions.id"))
+    status: Mapped[str] = mapped_column(Text)
+    summary: Mapped[str] = mapped_column(Text)
+    fields: Mapped[dict[str, Any]]
+    output: Mapped[Any] = mapped_column(JSONB, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text)
+    finished_at: Mapped[datetime]
+    recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))

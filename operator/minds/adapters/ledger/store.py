@@ -27,7 +27,13 @@ from minds.adapters.ledger.migrate import (
     raise_unless_at_head,
     schema_status_on,
 )
-from minds.adapters.ledger.schema import EventRow, MindRow
+from minds.adapters.ledger.schema import EventRow, ExecutionOutcomeRow, ExecutionRow, MindRow
+from minds.domain.executions import (
+    ExecutionOrigin,
+    ExecutionOutcome,
+    ExecutionRecord,
+    ExecutionStatus,
+)
 from minds.domain.ledger import (
     EventRecord,
     MindChange,
@@ -89,6 +95,89 @@ class Ledger:
     def check_schema(self) -> SchemaStatus:
         """Raise `SchemaBehindError` / `SchemaAheadError` unless the schema is at head."""
         return raise_unless_at_head(self.schema_status(), self._engine.url)
+
+    # -- executions -----------------------------------------------------------------------
+
+    def begin_execution(self, record: ExecutionRecord) -> tuple[ExecutionRecord, bool]:
+        """Write the write-ahead row; if its origin key exists, return that row and False.
+
+        The unique origin key is what makes "an approved action executes exactly once" hold
+        across controllers: only one insert can win.
+        """
+        statement = (
+            insert(ExecutionRow)
+            .values(
+                origin_key=record.origin_key,
+                mind=record.mind,
+                namespace=record.namespace,
+                capability=record.capability,
+                target=record.target,
+                parameters=mask_secrets(record.parameters),
+                origin=record.origin.to_k8s(),
+                evidence=mask_secrets(record.evidence),
+                authority=record.authority,
+                started_at=record.started_at,
+            )
+            .on_conflict_do_nothing(index_elements=[ExecutionRow.origin_key])
+            .returning(ExecutionRow.id)
+        )
+        with self.session() as session:
+            new_id = session.execute(statement).scalar_one_or_none()
+            if new_id is not None:
+                return record.model_copy(update={"id": new_id}), True
+            row = session.execute(
+                select(ExecutionRow).where(ExecutionRow.origin_key == record.origin_key)
+            ).scalar_one()
+            return _execution_record(row), False
+
+    def finish_execution(self, outcome: ExecutionOutcome) -> bool:
+        """Record the outcome once; False if one was already recorded."""
+        statement = (
+            insert(ExecutionOutcomeRow)
+            .values(
+                execution_id=outcome.execution_id,
+                status=outcome.status.value,
+                summary=outcome.summary,
+                fields=mask_secrets(outcome.fields),
+                output=outcome.output,
+                error=outcome.error,
+                finished_at=outcome.finished_at,
+            )
+            .on_conflict_do_nothing(index_elements=[ExecutionOutcomeRow.execution_id])
+            .returning(ExecutionOutcomeRow.id)
+        )
+        with self.session() as session:
+            return session.execute(statement).scalar_one_or_none() is not None
+
+    def execution(self, origin_key: str) -> tuple[ExecutionRecord, ExecutionOutcome | None] | None:
+        """The execution with this origin key and its outcome (None: outcome unknown)."""
+        with self.session() as session:
+            row = session.execute(
+                select(ExecutionRow).where(ExecutionRow.origin_key == origin_key)
+            ).scalar_one_or_none()
+            if row is None:
+                return None
+            outcome = session.execute(
+                select(ExecutionOutcomeRow).where(ExecutionOutcomeRow.execution_id == row.id)
+            ).scalar_one_or_none()
+            return _execution_record(row), (_outcome(outcome) if outcome else None)
+
+    def executions(
+        self,
+        *,
+        namespace: str | None = None,
+        mind: str | None = None,
+        capability: str | None = None,
+    ) -> list[ExecutionRecord]:
+        query = select(ExecutionRow).order_by(ExecutionRow.id)
+        if namespace is not None:
+            query = query.where(ExecutionRow.namespace == namespace)
+        if mind is not None:
+            query = query.where(ExecutionRow.mind == mind)
+        if capability is not None:
+            query = query.where(ExecutionRow.capability == capability)
+        with self.session() as session:
+            return [_execution_record(r) for r in session.execute(query).scalars()]
 
     # -- events ---------------------------------------------------------------------------
 
@@ -270,4 +359,32 @@ def _mind_record(row: MindRow) -> MindRecord:
         registered_at=row.registered_at,
         updated_at=row.updated_at,
         deleted_at=row.deleted_at,
+    )
+
+
+def _execution_record(row: ExecutionRow) -> ExecutionRecord:
+    return ExecutionRecord(
+        id=row.id,
+        origin_key=row.origin_key,
+        mind=row.mind,
+        namespace=row.namespace,
+        capability=row.capability,
+        target=row.target,
+        parameters=row.parameters,
+        origin=ExecutionOrigin.model_validate(row.origin),
+        evidence=row.evidence,
+        authority=row.authority,
+        started_at=row.started_at,
+    )
+
+
+def _outcome(row: ExecutionOutcomeRow) -> ExecutionOutcome:
+    return ExecutionOutcome(
+        execution_id=row.execution_id,
+        status=ExecutionStatus(row.status),
+        summary=row.summary,
+        fields=row.fields,
+        output=row.output,
+        error=row.error,
+        finished_at=row.finished_at,
     )
