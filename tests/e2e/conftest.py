@@ -13,3 +13,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "/e2e/" in str(item.fspath):
             item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture
+def capability_service(cluster, e2e_ledger):  # type: ignore[no-untyped-def]
+    """The capability service in-process, with the controller's own credentials: the tests
+    play "a plan step invoking a capability" while the controller process handles the rest."""
+    from datetime import UTC, datetime
+
+    from minds.adapters.drivers import default_drivers
+    from minds.adapters.kube.client import KubeResources, api_client
+    from minds.domain.capabilities.registry import REGISTRY
+    from minds.engine.capability_service import CapabilityService
+
+    api = api_client(str(cluster.controller_kubeconfig))
+    return CapabilityService(
+        resources=KubeResources(api),
+        ledger=e2e_ledger,
+        drivers=default_drivers(api),
+        clock=lambda: datetime.now(UTC),
+        registry=REGISTRY,
+    )

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import psycopg
 import pytest
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 
 from minds.adapters.ledger import APPEND_ONLY_SQLSTATE, Ledger
 from minds.domain.executions import (
@@ -75,8 +76,8 @@ def test_parameters_are_masked(ledger: Ledger) -> None:
 @pytest.mark.parametrize("table", ["executions", "execution_outcomes"])
 @pytest.mark.parametrize("statement", ["UPDATE {t} SET id = id", "DELETE FROM {t}"])
 def test_execution_tables_are_append_only(ledger: Ledger, table: str, statement: str) -> None:
-    with pytest.raises(Exception) as caught, ledger.session() as session:
+    with pytest.raises(DBAPIError) as caught, ledger.session() as session:
         session.execute(text(statement.format(t=table)))
-    cause = caught.value.__cause__ or caught.value.orig  # type: ignore[attr-defined]
+    cause = caught.value.orig
     assert isinstance(cause, psycopg.Error)
     assert cause.sqlstate == APPEND_ONLY_SQLSTATE

@@ -12,7 +12,7 @@ from rich.console import Console
 from minds.adapters.ledger import Ledger
 from minds.devenv import stack as devstack
 from minds.devenv.install import repo_root
-from minds.devenv.kubectl import KubectlError, kubectl
+from minds.devenv.kubectl import KubectlError, kubectl, kubectl_json
 
 app = typer.Typer(
     help="The local stack: control plane, Postgres, CRDs, controller.", no_args_is_help=True
@@ -109,7 +109,9 @@ def demo(
         raise typer.Exit(1) from exc
     console.rule("kubectl get minds -A")
     typer.echo(kubectl(kc, "get", "minds", "-A").stdout.rstrip())
-    console.rule("the ledger (events)")
+    applied = kubectl_json(kc, "get", "-f", str(manifest))
+    meta = applied["metadata"]
+    console.rule(f"the ledger: events of {meta['namespace']}/{meta['name']}")
     with Ledger.from_url(stack.database_url) as ledger:
         rows = [
             (
@@ -119,7 +121,7 @@ def demo(
                 e.type,
                 f"{e.subject.kind}/{e.subject.name}",
             )
-            for e in ledger.events(limit=20)
+            for e in ledger.events(namespace=meta["namespace"], mind=meta["name"])
         ]
     typer.echo(columns(("ID", "OCCURRED-AT", "MIND", "TYPE", "SUBJECT"), rows))
     _how_to_reach(stack)

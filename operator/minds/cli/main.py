@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from minds.cli import controller_cmd, crds_cmd, db_cmd, dev_cmd
+from minds.cli import controller_cmd, crds_cmd, db_cmd, dev_cmd, plan_cmd
 
 app = typer.Typer(
     name="minds",
@@ -16,6 +16,7 @@ app.add_typer(controller_cmd.app, name="controller")
 app.add_typer(crds_cmd.app, name="crds")
 app.add_typer(db_cmd.app, name="db")
 app.add_typer(dev_cmd.app, name="dev")
+app.add_typer(plan_cmd.app, name="plan")
 app.command("demo")(dev_cmd.demo)
 
 

@@ -13,7 +13,7 @@ import kopf
 from minds.controller.settings import ControllerConfig
 from minds.controller.wiring import Wiring, build
 from minds.domain.resources.common import API_GROUP, API_VERSION
-from minds.domain.resources.kinds import MIND, PLAN
+from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
 
 PREFIX = API_GROUP
 FINALIZER = f"{API_GROUP}/ledger"
@@ -59,3 +59,45 @@ def mind_delete(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
 def plan_admit(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
     assert namespace is not None, "Plans are namespaced"
     memo.wiring.plans.admit(namespace, name)
+
+
+def _undecided(status: kopf.Status, **_: Any) -> bool:
+    return status.get("phase") in (None, "Pending", "Approved")
+
+
+@kopf.on.resume(API_GROUP, API_VERSION, APPROVAL.plural)
+@kopf.on.create(API_GROUP, API_VERSION, APPROVAL.plural)
+@kopf.on.update(API_GROUP, API_VERSION, APPROVAL.plural, field="spec")
+def approval_reconcile(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
+    assert namespace is not None, "Approvals are namespaced"
+    memo.wiring.approvals.reconcile(namespace, name)
+
+
+# Expiry is a matter of the clock, not of an event: look at open Approvals periodically.
+@kopf.timer(API_GROUP, API_VERSION, APPROVAL.plural, interval=5, when=_undecided)
+def approval_tick(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
+    assert namespace is not None
+    memo.wiring.approvals.reconcile(namespace, name)
+
+
+@kopf.on.resume(API_GROUP, API_VERSION, CAPABILITY_GRANT.plural)
+@kopf.on.create(API_GROUP, API_VERSION, CAPABILITY_GRANT.plural)
+@kopf.on.update(API_GROUP, API_VERSION, CAPABILITY_GRANT.plural)
+def grant_reconcile(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
+    assert namespace is not None, "CapabilityGrants are namespaced"
+    memo.wiring.grants.reconcile(namespace, name)
+
+
+def _live(status: kopf.Status, **_: Any) -> bool:
+    return status.get("phase") in (None, "Pending", "Active")
+
+
+@kopf.timer(API_GROUP, API_VERSION, CAPABILITY_GRANT.plural, interval=10, when=_live)
+def grant_tick(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
+    assert namespace is not None
+    memo.wiring.grants.reconcile(namespace, name)
+
+
+@kopf.on.delete(API_GROUP, API_VERSION, CAPABILITY_GRANT.plural)
+def grant_delete(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+    memo.wiring.grants.forget(dict(body))

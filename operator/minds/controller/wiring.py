@@ -5,10 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from minds.adapters.drivers import default_drivers
 from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
 from minds.adapters.ledger import Ledger, check_schema
 from minds.controller.settings import ControllerConfig
 from minds.domain.capabilities.registry import REGISTRY
+from minds.engine.approval_service import ApprovalService
+from minds.engine.capability_service import CapabilityService
+from minds.engine.grant_service import GrantService
 from minds.engine.mind_service import MindService
 from minds.engine.plan_service import PlanService
 
@@ -22,6 +26,9 @@ class Wiring:
     ledger: Ledger
     minds: MindService
     plans: PlanService
+    capabilities: CapabilityService
+    approvals: ApprovalService
+    grants: GrantService
 
     def close(self) -> None:
         self.ledger.close()
@@ -44,4 +51,22 @@ def build(config: ControllerConfig) -> Wiring:
     plans = PlanService(
         resources=resources, ledger=ledger, events=events, clock=utc_now, registry=REGISTRY
     )
-    return Wiring(ledger=ledger, minds=minds, plans=plans)
+    capabilities = CapabilityService(
+        resources=resources,
+        ledger=ledger,
+        drivers=default_drivers(api),
+        clock=utc_now,
+        registry=REGISTRY,
+    )
+    approvals = ApprovalService(
+        resources=resources, ledger=ledger, events=events, capabilities=capabilities, clock=utc_now
+    )
+    grants = GrantService(resources=resources, ledger=ledger, events=events, clock=utc_now)
+    return Wiring(
+        ledger=ledger,
+        minds=minds,
+        plans=plans,
+        capabilities=capabilities,
+        approvals=approvals,
+        grants=grants,
+    )

@@ -46,6 +46,38 @@ def install_crds(kubeconfig: Path, root: Path) -> None:
     )
 
 
+def install_admission_and_people(kubeconfig: Path, root: Path) -> None:
+    """The approval admission policy, the roles for people, and bindings of those roles to the
+    devcluster's groups (``minds:approvers``, ``minds:viewers``), as a platform team would."""
+    files = chart_files(root)
+    kubectl(kubeconfig, "apply", "-f", str(files / "approval-policy.yaml"))
+    kubectl(kubeconfig, "apply", "-f", str(files / "user-clusterroles.yaml"))
+    bindings = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": f"{role}:{group}"},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": role,
+                },
+                "subjects": [
+                    {"kind": "Group", "name": group, "apiGroup": "rbac.authorization.k8s.io"}
+                ],
+            }
+            for role, group in (
+                ("minds-approver", "minds:approvers"),
+                ("minds-viewer", "minds:viewers"),
+            )
+        ],
+    }
+    kubectl(kubeconfig, "apply", "-f", "-", input_=yaml.safe_dump(bindings))
+
+
 def install_controller_rbac(
     kubeconfig: Path,
     root: Path,

@@ -18,6 +18,7 @@ from minds.devenv import cluster as devcluster
 from minds.devenv import postgres
 from minds.devenv.controller import ControllerHandle, start_controller
 from minds.devenv.install import (
+    install_admission_and_people,
     install_controller_rbac,
     install_crds,
     repo_root,
@@ -92,6 +93,7 @@ def up(
 
     install_crds(kubeconfig, root)
     install_controller_rbac(kubeconfig, root)
+    install_admission_and_people(kubeconfig, root)
     controller_kubeconfig = service_account_kubeconfig(
         kubeconfig, state_dir / "controller.kubeconfig"
     )

@@ -9,3 +9,7 @@ class Conflict(Exception):
 
 class NotFound(Exception):
     """The object is gone."""
+
+
+class AlreadyExists(Exception):
+    """A create found an object of that name: adopt it instead of making another."""

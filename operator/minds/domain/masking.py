@@ -88,10 +88,43 @@ def luhn_valid(digits: str) -> bool:
 
 
 def _card(match: re.Match[str]) -> str | None:
-    digits = re.sub(r"[ -]", "", match.group(0))
-    if 13 <= len(digits) <= 19 and luhn_valid(digits):
-        return MaskKind.CARD.placeholder
-    return None
+    """Card numbers inside a run of digit groups ("4111 1111 1111 1111", or one glued to an
+    order id by a space): the leftmost, then longest, span of whole groups holding 13 to 19
+    digits that passes the Luhn check is masked; then the rest of the run is searched."""
+    groups = [(group.start(), group.end()) for group in re.finditer(r"\d+", match.group(0))]
+    text = match.group(0)
+    pieces: list[str] = []
+    position = 0
+    first = 0
+    masked = False
+    while first < len(groups):
+        span = _card_span(text, groups, first)
+        if span is None:
+            first += 1
+            continue
+        last = span
+        pieces.append(text[position : groups[first][0]])
+        pieces.append(MaskKind.CARD.placeholder)
+        position = groups[last][1]
+        first = last + 1
+        masked = True
+    if not masked:
+        return None
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+def _card_span(text: str, groups: list[tuple[int, int]], first: int) -> int | None:
+    """The last group of the longest valid card starting at group `first`, if any."""
+    best: int | None = None
+    digits = ""
+    for last in range(first, len(groups)):
+        digits += text[groups[last][0] : groups[last][1]]
+        if len(digits) > 19:
+            break
+        if len(digits) >= 13 and luhn_valid(digits):
+            best = last
+    return best
 
 
 def _ipv6(match: re.Match[str]) -> str | None:
@@ -204,7 +237,8 @@ def _rules() -> tuple[_Rule, ...]:
         ),
         _Rule(
             MaskKind.CARD,
-            re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)"),
+            # Runs of digit groups joined by single spaces or dashes; `_card` finds the cards.
+            re.compile(r"\d+(?:[ -]\d+)*"),
             _card,
         ),
         _Rule(
@@ -235,7 +269,9 @@ def mask_text(text: str) -> tuple[str, MaskCounts]:
             replaced = rule.replace(match)
             if replaced is None:
                 return match.group(0)
-            counts[rule.kind.value] = counts.get(rule.kind.value, 0) + 1
+            # One match can hold several (a run of digit groups with two cards in it).
+            found = replaced.count(rule.kind.placeholder)
+            counts[rule.kind.value] = counts.get(rule.kind.value, 0) + found
             return replaced
 
         text = rule.pattern.sub(substitute, text)

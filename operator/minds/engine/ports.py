@@ -11,13 +11,21 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Protocol
 
-from minds.domain.errors import Conflict, NotFound
+from minds.domain.errors import AlreadyExists, Conflict, NotFound
 from minds.domain.ledger import EventRecord, MindRecord
 from minds.domain.resources.kinds import Kind
 
 Clock = Callable[[], datetime]
 
-__all__ = ["Clock", "Conflict", "EventPort", "LedgerPort", "NotFound", "ResourcePort"]
+__all__ = [
+    "AlreadyExists",
+    "Clock",
+    "Conflict",
+    "EventPort",
+    "LedgerPort",
+    "NotFound",
+    "ResourcePort",
+]
 
 
 class LedgerPort(Protocol):
@@ -35,6 +43,14 @@ class LedgerPort(Protocol):
 class ResourcePort(Protocol):
     def get(self, kind: Kind, namespace: str, name: str) -> dict[str, Any]:
         """The object as the API server has it now; raises NotFound."""
+        ...
+
+    def list(
+        self, kind: Kind, namespace: str, label_selector: str | None = None
+    ) -> list[dict[str, Any]]: ...
+
+    def create(self, kind: Kind, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Create; raises AlreadyExists when the name is taken."""
         ...
 
     def replace_status(

@@ -330,6 +330,7 @@ class _PageParser(HTMLParser):
         self.base: str | None = None
         self._skipping: list[str] = []
         self._in_title = False
+        self._preformatted = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = {name: value for name, value in attrs if value is not None}
@@ -342,6 +343,8 @@ class _PageParser(HTMLParser):
         if tag == "body":
             # A missing </head> is closed by <body>, as browsers do.
             self._skipping.clear()
+        if tag == "pre":
+            self._preformatted += 1
         if tag in _SKIPPED:
             self._skipping.append(tag)
         elif tag in _BLOCKS:
@@ -356,6 +359,8 @@ class _PageParser(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "title":
             self._in_title = False
+        if tag == "pre":
+            self._preformatted = max(self._preformatted - 1, 0)
         if tag in _SKIPPED and tag in self._skipping:
             # Unwind to the matching start tag: sloppy HTML leaves inner tags open.
             while self._skipping and self._skipping.pop() != tag:
@@ -367,11 +372,12 @@ class _PageParser(HTMLParser):
         if self._in_title:
             self.title_parts.append(data)
         if not self._skipping:
-            self.parts.append(data)
+            # Line breaks in the source are spaces; only blocks (and <pre>) break lines.
+            self.parts.append(data if self._preformatted else _WHITESPACE.sub(" ", data))
 
 
 _SPACES: Final = re.compile(r"[^\S\n]+")
-_BLANK_LINES: Final = re.compile(r"\n\s*\n+")
+_WHITESPACE: Final = re.compile(r"\s+")
 
 
 def collapse(text: str) -> str:

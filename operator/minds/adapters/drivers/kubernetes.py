@@ -69,6 +69,20 @@ LOG_BYTES_TOTAL: Final = 4 * 1024 * 1024
 LOG_TEXT_FIELD_LINES: Final = 200
 REQUEST_TIMEOUT: Final = 15.0
 
+RBAC_RULES: Final[tuple[Mapping[str, Sequence[str]], ...]] = (
+    # Read the workload; patch its pod template to restart it (a dry run needs patch too).
+    {
+        "apiGroups": ["apps"],
+        "resources": ["deployments", "statefulsets", "daemonsets"],
+        "verbs": ["get", "patch"],
+    },
+    # Find the workload's pods (restart counts, logs) and read their logs.
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]},
+    {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]},
+)
+"""Exactly what these drivers need from the API; the e2e tests run them under a Role with
+these rules and nothing else."""
+
 Clock = Callable[[], datetime]
 Json = dict[str, Any]
 

@@ -65,7 +65,7 @@ def forbidden_reason(address: IPAddress) -> str | None:
         embedded = _embedded_ipv4(address)
         if embedded is not None:
             reason = forbidden_reason(embedded)
-            return f"{reason} (as IPv6 {address})" if reason else None
+            return f"{reason} ({embedded} inside an IPv6 address)" if reason else None
     if address in METADATA_ADDRESSES:
         return "a cloud metadata address"
     checks: tuple[tuple[bool, str], ...] = (
@@ -73,9 +73,9 @@ def forbidden_reason(address: IPAddress) -> str | None:
         (address.is_unspecified, "the unspecified address"),
         (address.is_link_local, "a link-local address"),
         (address in CARRIER_GRADE_NAT, "a carrier-grade NAT (shared) address"),
-        (address.is_private, "a private address"),
         (address.is_multicast, "a multicast address"),
         (address.is_reserved, "a reserved address"),
+        (address.is_private, "a private address"),
         (getattr(address, "is_site_local", False), "a site-local address"),
         (not address.is_global, "not a globally routable address"),
     )

@@ -9,7 +9,7 @@ from typing import Any, cast
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
-from minds.domain.errors import Conflict, NotFound
+from minds.domain.errors import AlreadyExists, Conflict, NotFound
 from minds.domain.resources.kinds import Kind
 
 log = logging.getLogger(__name__)
@@ -33,6 +33,8 @@ def api_client(kubeconfig: str | None = None, context: str | None = None) -> cli
 
 
 def _raise_mapped(exc: ApiException, what: str) -> None:
+    if exc.status == 409 and "AlreadyExists" in str(exc.body or ""):
+        raise AlreadyExists(what) from exc
     if exc.status == 409:
         raise Conflict(what) from exc
     if exc.status == 404:
@@ -58,6 +60,43 @@ class KubeResources:
             _raise_mapped(exc, f"{kind.kind} {namespace}/{name}")
             raise
         return obj
+
+    def list(
+        self, kind: Kind, namespace: str, label_selector: str | None = None
+    ) -> list[dict[str, Any]]:
+        try:
+            result = cast(
+                dict[str, Any],
+                self._custom.list_namespaced_custom_object(
+                    kind.group,
+                    kind.version,
+                    namespace,
+                    kind.plural,
+                    label_selector=label_selector or "",
+                ),
+            )
+        except ApiException as exc:
+            _raise_mapped(exc, f"{kind.plural} in {namespace}")
+            raise
+        items: list[dict[str, Any]] = result.get("items", [])
+        for item in items:
+            # List items omit apiVersion and kind; callers post Events about them.
+            item.setdefault("apiVersion", f"{kind.group}/{kind.version}")
+            item.setdefault("kind", kind.kind)
+        return items
+
+    def create(self, kind: Kind, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+        body = {"apiVersion": f"{kind.group}/{kind.version}", "kind": kind.kind, **body}
+        try:
+            return cast(
+                dict[str, Any],
+                self._custom.create_namespaced_custom_object(
+                    kind.group, kind.version, namespace, kind.plural, body
+                ),
+            )
+        except ApiException as exc:
+            _raise_mapped(exc, f"{kind.kind} {namespace}/{body['metadata'].get('name')}")
+            raise
 
     def replace_status(
         self, kind: Kind, body: dict[str, Any], status: dict[str, Any]

@@ -1,0 +1,212 @@
+"""``minds plan validate`` and ``minds plan show``: plans as an operator checks and reads them.
+
+`validate` runs the controller's own validation offline, so a person finds out what is wrong
+with a plan before applying it; `show` reads a Plan from the cluster and draws its dependency
+graph with what happened to each step.
+
+Exit codes are part of the interface (scripts and CI use them): 0 the plan is valid (or was
+shown), 1 it is invalid (or not found), 2 the input or the cluster could not be read.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from minds.cli.plan_dot import render_dot
+from minds.cli.plan_input import (
+    Unreadable,
+    load_mapping,
+    mind_view,
+    parse_plan,
+    plan_spec,
+    read_text,
+)
+from minds.cli.plan_render import Finding, count, findings, render_finding, render_show
+from minds.domain.capabilities.registry import REGISTRY
+from minds.domain.planning.model import Plan, ValidationResult
+from minds.domain.planning.scoring import estimate
+from minds.domain.planning.validation import validate as validate_plan
+from minds.domain.planning.views import MindView
+
+app = typer.Typer(
+    help="Check plans before applying them; read plans in the cluster.", no_args_is_help=True
+)
+
+VALID, INVALID, UNREADABLE = 0, 1, 2
+
+
+class Output(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+
+
+OUTPUT = typer.Option(Output.TEXT, "--output", "-o", help="text or json.")
+
+
+def _fail(message: str, code: int = UNREADABLE) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def _report_json(result: ValidationResult | None, shape: list[Finding]) -> str:
+    if result is None:
+        body: dict[str, Any] = {
+            "valid": False,
+            "errors": [f.as_json() for f in shape],
+            "warnings": [],
+            "order": None,
+        }
+    else:
+        dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        body = {"valid": result.ok, **dumped, "order": result.order}
+    return json.dumps(body, indent=2)
+
+
+def _use(plan: Plan) -> str:
+    use, budget = plan.estimate, plan.budget
+    parts = [
+        f"{count(use.invocations, 'invocation')} (budget {budget.invocations})",
+        count(use.approvals, "approval"),
+        f"{use.wall_seconds} s wall time",
+    ]
+    if use.network_operations:
+        parts.append(count(use.network_operations, "network operation"))
+    return ", ".join(parts)
+
+
+def _report_text(plan: Plan | None, result: ValidationResult | None, shape: list[Finding]) -> str:
+    lines: list[str] = []
+    if plan is not None:
+        lines.append(
+            f"plan: {plan.objective} (origin {plan.origin}, strategy {plan.strategy}, "
+            f"{count(len(plan.steps), 'step')})"
+        )
+    listed = shape if result is None else findings(result)
+    lines.extend(render_finding(f) for f in listed)
+    if result is not None and result.order is not None:
+        lines.append("order: " + " → ".join(result.order))
+    if plan is not None and result is not None and result.ok:
+        lines.append(f"estimate: {_use(plan)}")
+    errors = len(shape) if result is None else len(result.errors)
+    warnings = 0 if result is None else len(result.warnings)
+    tally = f"{count(errors, 'error')}, {count(warnings, 'warning')}"
+    if errors:
+        lines.append(f"invalid ({tally}): it would stay a draft and never run")
+    else:
+        lines.append(f"valid ({tally})")
+    return "\n".join(lines)
+
+
+@app.command()
+def validate(
+    file: str = typer.Argument(
+        ..., metavar="FILE", help="A Plan manifest or spec, YAML or JSON; - reads stdin."
+    ),
+    mind_file: str | None = typer.Option(
+        None,
+        "--mind-file",
+        metavar="MIND.yaml",
+        help="Judge against this Mind's locked capabilities and policy (default: none).",
+    ),
+    output: Output = OUTPUT,
+) -> None:
+    """Validate a plan as the controller would; exit 0 valid, 1 invalid, 2 unreadable."""
+    try:
+        spec = plan_spec(load_mapping(read_text(file), file), file)
+        mind = mind_view(mind_file) if mind_file else MindView()
+    except Unreadable as exc:
+        raise _fail(str(exc)) from exc
+    plan, shape = parse_plan(spec)
+    result = None
+    if plan is not None:
+        # The estimate is computed, never taken from the spec: the budget rule should judge
+        # what the plan would really use, not what its author says it would.
+        used = estimate(plan, REGISTRY, mind, datetime.now(UTC))
+        plan = plan.model_copy(update={"estimate": used})
+        result = validate_plan(plan, REGISTRY, mind)
+    if output is Output.JSON:
+        typer.echo(_report_json(result, shape))
+    else:
+        typer.echo(_report_text(plan, result, shape))
+    if result is None or not result.ok:
+        raise typer.Exit(INVALID)
+
+
+def _default_namespace(kubeconfig: Path | None, context: str | None) -> str:
+    """The namespace of the kubeconfig context in use, as kubectl would pick it."""
+    from kubernetes import config
+
+    try:
+        contexts, current = config.list_kube_config_contexts(  # type: ignore[no-untyped-call]
+            config_file=str(kubeconfig) if kubeconfig else None
+        )
+    except (config.ConfigException, OSError):
+        return "default"
+    chosen = next((c for c in contexts if c.get("name") == context), None) if context else current
+    namespace = (chosen or {}).get("context", {}).get("namespace")
+    return str(namespace) if namespace else "default"
+
+
+def _read_plan(
+    name: str, namespace: str, kubeconfig: Path | None, context: str | None
+) -> dict[str, Any]:
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.config import ConfigException
+    from urllib3.exceptions import HTTPError
+
+    from minds.adapters.kube.client import KubeResources, api_client
+    from minds.domain.errors import NotFound
+    from minds.domain.resources.kinds import PLAN
+
+    try:
+        api = api_client(str(kubeconfig) if kubeconfig else None, context)
+    except ConfigException as exc:
+        raise _fail(f"no cluster to read from: {exc}") from exc
+    try:
+        with api:
+            return KubeResources(api).get(PLAN, namespace, name)
+    except NotFound as exc:
+        raise _fail(f"plan {namespace}/{name} not found", INVALID) from exc
+    except ApiException as exc:
+        raise _fail(f"reading plan {namespace}/{name}: {exc.status} {exc.reason}") from exc
+    except (HTTPError, OSError) as exc:  # refused, unreachable, TLS
+        raise _fail(f"cannot reach the cluster: {exc}") from exc
+
+
+@app.command()
+def show(
+    name: str = typer.Argument(..., help="The Plan's name."),
+    namespace: str | None = typer.Option(
+        None, "--namespace", "-n", help="Default: the kubeconfig context's namespace."
+    ),
+    kubeconfig: Path | None = typer.Option(
+        None, "--kubeconfig", help="Default: $KUBECONFIG, then ~/.kube/config."
+    ),
+    context: str | None = typer.Option(None, "--context", help="The kubeconfig context to use."),
+    dot: bool = typer.Option(False, "--dot", help="Print Graphviz DOT instead of a tree."),
+    output: Output = OUTPUT,
+) -> None:
+    """Show a plan's dependency graph, each step's status, expectation and links."""
+    if dot and output is Output.JSON:
+        raise _fail("choose one of --dot and -o json")
+    namespace = namespace or _default_namespace(kubeconfig, context)
+    body = _read_plan(name, namespace, kubeconfig, context)
+    if output is Output.JSON:
+        typer.echo(json.dumps(body, indent=2, default=str))
+        return
+    plan, shape = parse_plan(body.get("spec") or {})
+    if plan is None:
+        for finding in shape:
+            typer.echo(render_finding(finding), err=True)
+        raise _fail(f"plan {namespace}/{name} does not fit this version's plan model", INVALID)
+    status = body.get("status") or {}
+    if dot:
+        typer.echo(render_dot(plan, status, name), nl=False)
+    else:
+        typer.echo(render_show(name, namespace, plan, status))

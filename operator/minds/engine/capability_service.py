@@ -1,0 +1,624 @@
+"""The capability service: the only way a mind acts on the world.
+
+Every invocation is authorised by the pure decision order in
+``minds.domain.capabilities.authority``, each stage recorded as a ``policy_decision`` event.
+What happens next depends on the answer:
+
+- deny: nothing else happens;
+- approve: an ``Approval`` is raised (or the existing one for this origin adopted) and the
+  caller is told the action is pending;
+- allow: a grant that made it so is consumed (one operation, by a conditional write), a
+  write-ahead execution row is written, the driver acts, and the outcome is recorded.
+
+Approved actions come back through :meth:`execute_approved`, which re-checks everything but
+the need for approval: a capability locked, denied or forbidden by a commitment since the
+person approved is not executed (fail closed).
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any, Protocol
+
+from pydantic import JsonValue, ValidationError
+
+from minds.adapters.drivers.base import DriverResult
+from minds.domain.approvals import DEFAULT_TTL, approval_name, label_value
+from minds.domain.base import Model
+from minds.domain.capabilities.authority import AuthorityDecision, authorize
+from minds.domain.capabilities.policy import GrantView
+from minds.domain.capabilities.registry import CapabilityRegistry
+from minds.domain.executions import (
+    ExecutionOrigin,
+    ExecutionOutcome,
+    ExecutionRecord,
+    ExecutionStatus,
+)
+from minds.domain.grants import consumed, view
+from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
+from minds.domain.resources.approval import (
+    ApprovalKind,
+    ApprovalOrigin,
+    ApprovalSpec,
+    Explanation,
+    GrantRequest,
+)
+from minds.domain.resources.grant import CapabilityGrantSpec, CapabilityGrantStatus
+from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND
+from minds.domain.resources.mind import MindSpec, PolicyDecision
+from minds.engine.conditional import write_status
+from minds.engine.ports import AlreadyExists, Clock, LedgerPort, NotFound, ResourcePort
+
+LABEL_MIND = "minds.dev/mind"
+LABEL_BATCH = "minds.dev/batch"
+LABEL_KIND = "minds.dev/request-kind"
+ANNOTATION_GRANTED_BY = "minds.dev/granted-by"
+ANNOTATION_APPROVAL = "minds.dev/approval"
+
+#: How often an invocation re-decides after losing the race for a grant's last operation.
+GRANT_RACE_RETRIES = 3
+
+
+class DriverPort(Protocol):
+    def supports_dry_run(self, capability_name: str) -> bool: ...
+
+    def invoke(
+        self,
+        capability_name: str,
+        parameters: Model,
+        *,
+        mind_allowed_hosts: Any = (),
+        dry_run: bool = False,
+    ) -> DriverResult: ...
+
+
+class ExecutionLedger(LedgerPort, Protocol):
+    def begin_execution(self, record: ExecutionRecord) -> tuple[ExecutionRecord, bool]: ...
+
+    def finish_execution(self, outcome: ExecutionOutcome) -> bool: ...
+
+    def execution(
+        self, origin_key: str
+    ) -> tuple[ExecutionRecord, ExecutionOutcome | None] | None: ...
+
+
+class OutcomeKind(StrEnum):
+    EXECUTED = "executed"
+    PENDING = "pending"
+    DENIED = "denied"
+    FAILED = "failed"
+    #: The operator-attention cap is reached; ask again later.
+    DEFERRED = "deferred"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Who asks: a plan step (plan, uid, step, attempt), or a mind's cycle for checks."""
+
+    mind: str
+    intention: str | None = None
+    plan: str | None = None
+    plan_uid: str | None = None
+    step: str | None = None
+    attempt: int = 1
+    cycle: str | None = None
+
+    def execution(self) -> ExecutionOrigin:
+        return ExecutionOrigin(
+            plan=self.plan,
+            plan_uid=self.plan_uid,
+            step=self.step,
+            attempt=self.attempt if self.step else None,
+            cycle=self.cycle,
+        )
+
+    def approval(self) -> ApprovalOrigin:
+        return ApprovalOrigin(
+            mind=self.mind,
+            intention=self.intention,
+            plan=self.plan,
+            step=self.step,
+            attempt=self.attempt,
+        )
+
+
+@dataclass(frozen=True)
+class Invocation:
+    namespace: str
+    capability: str
+    parameters: dict[str, Any]
+    origin: Origin
+    explanation: Explanation
+    evidence: dict[str, JsonValue] = field(default_factory=dict)
+    require_approval: bool = False
+    #: A check observes to verify an outcome; it never asks a person.
+    check: bool = False
+    batch_key: str | None = None
+    approval_ttl: timedelta = DEFAULT_TTL
+
+
+@dataclass(frozen=True)
+class CapabilityRequest:
+    """A request for temporary, scoped authority: becomes an Approval of kind grant."""
+
+    namespace: str
+    capability: str
+    origin: Origin
+    grant: GrantRequest
+    explanation: Explanation
+    batch_key: str | None = None
+    approval_ttl: timedelta = DEFAULT_TTL
+
+
+@dataclass(frozen=True)
+class InvocationOutcome:
+    kind: OutcomeKind
+    reason: str
+    result: DriverResult | None = None
+    approval: str | None = None
+    execution_id: int | None = None
+    decision: AuthorityDecision | None = None
+
+
+@dataclass(frozen=True)
+class Preview:
+    decision: PolicyDecision
+    trail: list[dict[str, Any]]
+    dry_run: DriverResult | None = None
+
+
+class CapabilityService:
+    def __init__(
+        self,
+        *,
+        resources: ResourcePort,
+        ledger: ExecutionLedger,
+        drivers: DriverPort,
+        clock: Clock,
+        registry: CapabilityRegistry,
+    ) -> None:
+        self._resources = resources
+        self._ledger = ledger
+        self._drivers = drivers
+        self._clock = clock
+        self._registry = registry
+
+    # -- reading the mind ----------------------------------------------------------------
+
+    def _mind(self, namespace: str, name: str) -> tuple[MindSpec | None, str]:
+        try:
+            body = self._resources.get(MIND, namespace, name)
+        except NotFound:
+            return None, f"mind {namespace}/{name} not found"
+        try:
+            spec = MindSpec.model_validate(body.get("spec") or {})
+        except ValidationError:
+            return None, f"mind {namespace}/{name} has a spec this controller cannot read"
+        if not spec.active:
+            return None, f"mind {namespace}/{name} is inactive: inactive minds never act"
+        return spec, ""
+
+    def _grants(
+        self, namespace: str, mind: str
+    ) -> tuple[list[GrantView], dict[str, dict[str, Any]]]:
+        views: list[GrantView] = []
+        limits: dict[str, dict[str, Any]] = {}
+        for body in self._resources.list(CAPABILITY_GRANT, namespace):
+            try:
+                spec = CapabilityGrantSpec.model_validate(body.get("spec") or {})
+                status = CapabilityGrantStatus.model_validate(body.get("status") or {})
+            except ValidationError:
+                continue  # a grant we cannot read grants nothing
+            if spec.mind != mind or body["metadata"].get("deletionTimestamp"):
+                continue
+            name = body["metadata"]["name"]
+            views.append(view(name, spec, status))
+            limits[name] = spec.parameter_limits
+        return views, limits
+
+    def _decide(self, inv: Invocation, spec: MindSpec) -> AuthorityDecision:
+        grants, limits = self._grants(inv.namespace, inv.origin.mind)
+        return authorize(
+            mind=spec,
+            capability=inv.capability,
+            parameters=inv.parameters,
+            grants=grants,
+            grant_limits=limits,
+            now=self._clock(),
+            require_approval=inv.require_approval,
+            check=inv.check,
+            registry=self._registry,
+        )
+
+    # -- the ledger ----------------------------------------------------------------------
+
+    def _event(
+        self,
+        namespace: str,
+        mind: str,
+        type_: str,
+        key: str,
+        payload: dict[str, JsonValue],
+        subject: SubjectRef,
+    ) -> bool:
+        return self._ledger.append_event(
+            EventRecord(
+                mind=mind,
+                namespace=namespace,
+                type=type_,
+                subject=subject,
+                payload=payload,
+                occurred_at=self._clock(),
+                idempotency_key=idempotency_key("capability", type_, key),
+            )
+        )
+
+    @staticmethod
+    def _subject(inv: Invocation) -> SubjectRef:
+        if inv.origin.plan:
+            return SubjectRef(kind="Plan", name=inv.origin.plan, uid=inv.origin.plan_uid)
+        return SubjectRef(kind="Mind", name=inv.origin.mind)
+
+    def _record_decision(self, inv: Invocation, decision: AuthorityDecision, key: str) -> None:
+        self._event(
+            inv.namespace,
+            inv.origin.mind,
+            "policy_decision",
+            key,
+            {
+                "capability": inv.capability,
+                "target": decision.target,
+                "decision": decision.decision.value,
+                "grant": decision.grant,
+                "trail": [s.to_k8s() for s in decision.trail],
+            },
+            self._subject(inv),
+        )
+
+    # -- invoke --------------------------------------------------------------------------
+
+    def invoke(self, inv: Invocation) -> InvocationOutcome:
+        spec, why_not = self._mind(inv.namespace, inv.origin.mind)
+        if spec is None:
+            return InvocationOutcome(OutcomeKind.DENIED, why_not)
+        key = inv.origin.execution().key()
+        for _ in range(GRANT_RACE_RETRIES + 1):
+            decision = self._decide(inv, spec)
+            self._record_decision(inv, decision, key)
+            if decision.decision is PolicyDecision.DENY:
+                return InvocationOutcome(OutcomeKind.DENIED, decision.reason, decision=decision)
+            if decision.decision is PolicyDecision.APPROVE:
+                return self._raise_approval(inv, decision)
+            if decision.grant is None or self._consume(inv.namespace, decision.grant):
+                return self._execute(inv, decision, inv.origin.execution(), spec)
+            # Lost the race for the grant's last operation: decide again without it.
+        return InvocationOutcome(
+            OutcomeKind.DENIED, "every covering grant was used up concurrently"
+        )
+
+    def preview(self, inv: Invocation) -> Preview:
+        """The decision an invoke would get, with no side effects: nothing is written to the
+        ledger or the cluster except a server-side dry run of a writing capability."""
+        spec, why_not = self._mind(inv.namespace, inv.origin.mind)
+        if spec is None:
+            return Preview(
+                PolicyDecision.DENY, [{"stage": "mind", "decision": "deny", "reason": why_not}]
+            )
+        decision = self._decide(inv, spec)
+        trail = [s.to_k8s() for s in decision.trail]
+        dry: DriverResult | None = None
+        cap = self._registry.get(inv.capability)
+        if (
+            cap is not None
+            and not cap.read_only
+            and decision.decision is not PolicyDecision.DENY
+            and self._drivers.supports_dry_run(inv.capability)
+        ):
+            dry = self._drivers.invoke(
+                inv.capability,
+                cap.parse(inv.parameters),
+                mind_allowed_hosts=spec.browser.allowed_hosts,
+                dry_run=True,
+            )
+        return Preview(decision.decision, trail, dry)
+
+    def _consume(self, namespace: str, grant: str) -> bool:
+        now = self._clock()
+
+        def compute(body: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
+            spec = CapabilityGrantSpec.model_validate(body.get("spec") or {})
+            status = CapabilityGrantStatus.model_validate(body.get("status") or {})
+            after = consumed(spec, status, now)
+            return (after.to_k8s(), True) if after is not None else (None, False)
+
+        try:
+            _, ok = write_status(self._resources, CAPABILITY_GRANT, namespace, grant, compute)
+        except NotFound:
+            return False
+        return ok
+
+    def _execute(
+        self,
+        inv: Invocation,
+        decision: AuthorityDecision,
+        origin: ExecutionOrigin,
+        spec: MindSpec,
+        approval: str | None = None,
+    ) -> InvocationOutcome:
+        cap = self._registry[inv.capability]
+        authority: dict[str, JsonValue] = {
+            "decision": decision.decision.value,
+            "grant": decision.grant,
+            "approval": approval,
+            "trail": [s.to_k8s() for s in decision.trail],
+        }
+        record = ExecutionRecord(
+            origin_key=origin.key(),
+            mind=inv.origin.mind,
+            namespace=inv.namespace,
+            capability=inv.capability,
+            target=decision.target,
+            parameters=decision.parameters or {},
+            origin=origin,
+            evidence=inv.evidence,
+            authority=authority,
+            started_at=self._clock(),
+        )
+        row, inserted = self._ledger.begin_execution(record)
+        assert row.id is not None
+        if not inserted:
+            return self._adopt(row)
+        subject = self._subject(inv)
+        base: dict[str, JsonValue] = {
+            "capability": inv.capability,
+            "target": decision.target,
+            "execution": row.id,
+            "approval": approval,
+            "grant": decision.grant,
+        }
+        self._event(inv.namespace, inv.origin.mind, "tool_authorised", origin.key(), base, subject)
+        try:
+            result = self._drivers.invoke(
+                inv.capability,
+                cap.parse(inv.parameters),
+                mind_allowed_hosts=spec.browser.allowed_hosts,
+            )
+        except Exception as exc:  # a driver bug must still leave an outcome in the ledger
+            result = DriverResult.failure(f"driver error: {type(exc).__name__}: {exc}")
+        status = ExecutionStatus.EXECUTED if result.ok else ExecutionStatus.FAILED
+        self._ledger.finish_execution(
+            ExecutionOutcome(
+                execution_id=row.id,
+                status=status,
+                summary=result.summary[:4096],
+                fields=dict(result.fields),
+                output=result.output,
+                error=(result.error or None) and result.error[:4096],
+                finished_at=self._clock(),
+            )
+        )
+        type_ = "tool_executed" if result.ok else "tool_failed"
+        self._event(
+            inv.namespace,
+            inv.origin.mind,
+            type_,
+            origin.key(),
+            {**base, "summary": result.summary, "error": result.error},
+            subject,
+        )
+        kind = OutcomeKind.EXECUTED if result.ok else OutcomeKind.FAILED
+        return InvocationOutcome(
+            kind, result.summary, result=result, execution_id=row.id, decision=decision
+        )
+
+    def _adopt(self, row: ExecutionRecord) -> InvocationOutcome:
+        """The origin already has a write-ahead row: report what it says, never act twice."""
+        found = self._ledger.execution(row.origin_key)
+        outcome = found[1] if found else None
+        if outcome is None:
+            return InvocationOutcome(
+                OutcomeKind.FAILED,
+                "outcome unknown: a write-ahead row exists without an outcome",
+                execution_id=row.id,
+            )
+        result = DriverResult(
+            ok=outcome.status is ExecutionStatus.EXECUTED,
+            summary=outcome.summary,
+            output=outcome.output,
+            error=outcome.error,
+        )
+        kind = OutcomeKind.EXECUTED if result.ok else OutcomeKind.FAILED
+        return InvocationOutcome(kind, outcome.summary, result=result, execution_id=row.id)
+
+    # -- approvals -----------------------------------------------------------------------
+
+    def _labels(self, mind: str, batch_key: str | None, kind: ApprovalKind) -> dict[str, str]:
+        labels = {LABEL_MIND: label_value(mind), LABEL_KIND: kind.value}
+        if batch_key:
+            labels[LABEL_BATCH] = label_value(batch_key)
+        return labels
+
+    def _create_approval(
+        self, namespace: str, origin: Origin, spec: ApprovalSpec, batch_key: str | None
+    ) -> str:
+        name = approval_name(origin.approval(), spec.kind)
+        body = {
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "labels": self._labels(origin.mind, batch_key, spec.kind),
+            },
+            "spec": spec.to_k8s(),
+        }
+        # A retry after a crash finds the Approval it made: the person is not asked twice.
+        with suppress(AlreadyExists):
+            self._resources.create(APPROVAL, namespace, body)
+        return name
+
+    def _raise_approval(self, inv: Invocation, decision: AuthorityDecision) -> InvocationOutcome:
+        spec = ApprovalSpec(
+            kind=ApprovalKind.ACTION,
+            mind=inv.origin.mind,
+            capability=inv.capability,
+            target=decision.target,
+            parameters=decision.parameters,
+            explanation=inv.explanation,
+            origin=inv.origin.approval(),
+            batch_key=inv.batch_key,
+            expires_at=self._clock() + inv.approval_ttl,
+        )
+        name = self._create_approval(inv.namespace, inv.origin, spec, inv.batch_key)
+        self._event(
+            inv.namespace,
+            inv.origin.mind,
+            "tool_requested",
+            inv.origin.execution().key(),
+            {"capability": inv.capability, "target": decision.target, "approval": name},
+            self._subject(inv),
+        )
+        return InvocationOutcome(
+            OutcomeKind.PENDING, f"waiting for approval {name}", approval=name, decision=decision
+        )
+
+    def open_requests(self, namespace: str, mind: str) -> int:
+        """Pending grant requests of a mind: what it currently asks of operator attention."""
+        selector = f"{LABEL_MIND}={label_value(mind)},{LABEL_KIND}={ApprovalKind.GRANT.value}"
+        return sum(
+            1
+            for body in self._resources.list(APPROVAL, namespace, selector)
+            if (body.get("status") or {}).get("phase", "Pending") == "Pending"
+        )
+
+    def request_capability(self, req: CapabilityRequest) -> InvocationOutcome:
+        """Ask a person for a grant. Refused outright when the grant could never help (the
+        capability is unknown, locked or denied by policy), deferred at the attention cap."""
+        spec, why_not = self._mind(req.namespace, req.origin.mind)
+        if spec is None:
+            return InvocationOutcome(OutcomeKind.DENIED, why_not)
+        cap = self._registry.get(req.capability)
+        if cap is None:
+            return InvocationOutcome(OutcomeKind.DENIED, f"{req.capability} is not registered")
+        if req.capability in spec.locked_capabilities:
+            return InvocationOutcome(OutcomeKind.DENIED, f"{req.capability} is locked")
+        name = approval_name(req.origin.approval(), ApprovalKind.GRANT)
+        try:
+            self._resources.get(APPROVAL, req.namespace, name)
+            exists = True
+        except NotFound:
+            exists = False
+        if (
+            not exists
+            and self.open_requests(req.namespace, req.origin.mind)
+            >= spec.attention.max_open_requests
+        ):
+            return InvocationOutcome(
+                OutcomeKind.DEFERRED,
+                f"operator attention cap reached ({spec.attention.max_open_requests} open "
+                "requests); ask again later",
+            )
+        approval = ApprovalSpec(
+            kind=ApprovalKind.GRANT,
+            mind=req.origin.mind,
+            capability=req.capability,
+            target=req.grant.target_pattern,
+            grant=req.grant,
+            explanation=req.explanation,
+            origin=req.origin.approval(),
+            batch_key=req.batch_key,
+            expires_at=self._clock() + req.approval_ttl,
+        )
+        name = self._create_approval(req.namespace, req.origin, approval, req.batch_key)
+        return InvocationOutcome(OutcomeKind.PENDING, f"waiting for approval {name}", approval=name)
+
+    def execute_approved(self, body: dict[str, Any]) -> InvocationOutcome:
+        """Carry out what a person approved, exactly once (the write-ahead row is keyed by
+        the Approval's uid). Everything but the need for approval is checked again."""
+        meta = body["metadata"]
+        namespace, name, uid = meta["namespace"], meta["name"], meta["uid"]
+        approval = ApprovalSpec.model_validate(body["spec"])
+        mind_spec, why_not = self._mind(namespace, approval.mind)
+        if mind_spec is None:
+            return InvocationOutcome(OutcomeKind.DENIED, f"not executed: {why_not}")
+        if approval.kind is ApprovalKind.GRANT:
+            return self._create_grant(namespace, name, approval)
+        origin = Origin(
+            mind=approval.mind,
+            intention=approval.origin.intention,
+            plan=approval.origin.plan,
+            step=approval.origin.step,
+            attempt=approval.origin.attempt,
+        )
+        inv = Invocation(
+            namespace=namespace,
+            capability=approval.capability,
+            parameters=dict(approval.parameters or {}),
+            origin=origin,
+            explanation=approval.explanation,
+            evidence={"approval": name},
+        )
+        decision = authorize(
+            mind=mind_spec,
+            capability=approval.capability,
+            parameters=approval.parameters,
+            grants=[],
+            grant_limits={},
+            now=self._clock(),
+            registry=self._registry,
+        )
+        key = idempotency_key("approved", uid)
+        self._record_decision(inv, decision, key)
+        if decision.decision is PolicyDecision.DENY:
+            return InvocationOutcome(
+                OutcomeKind.DENIED, f"not executed: {decision.reason}", decision=decision
+            )
+        if decision.target != approval.target:
+            return InvocationOutcome(
+                OutcomeKind.DENIED, "not executed: the parameters no longer name the target"
+            )
+        execution = ExecutionOrigin(
+            approval=name,
+            approval_uid=uid,
+            plan=approval.origin.plan,
+            step=approval.origin.step,
+            attempt=approval.origin.attempt,
+        )
+        return self._execute(inv, decision, execution, mind_spec, approval=name)
+
+    def _create_grant(
+        self, namespace: str, approval_name_: str, approval: ApprovalSpec
+    ) -> InvocationOutcome:
+        assert approval.grant is not None
+        now: datetime = self._clock()
+        request = approval.grant
+        spec = CapabilityGrantSpec(
+            mind=approval.mind,
+            capability=approval.capability,
+            target_pattern=request.target_pattern,
+            parameter_limits=request.parameter_limits,
+            expires_at=now + timedelta(seconds=request.duration_seconds),
+            operation_cap=request.operation_cap,
+            reason=request.reason,
+            risk=request.risk,
+            mitigation=request.mitigation,
+            fallback=request.fallback,
+        )
+        body = {
+            "metadata": {
+                "name": approval_name_,
+                "namespace": namespace,
+                "labels": {LABEL_MIND: label_value(approval.mind)},
+                "annotations": {
+                    ANNOTATION_GRANTED_BY: approval.decided_by or "",
+                    ANNOTATION_APPROVAL: approval_name_,
+                },
+            },
+            "spec": spec.to_k8s(),
+        }
+        with suppress(AlreadyExists):
+            self._resources.create(CAPABILITY_GRANT, namespace, body)
+        return InvocationOutcome(
+            OutcomeKind.EXECUTED, f"grant {approval_name_} created", approval=approval_name_
+        )

@@ -1,0 +1,331 @@
+"""Approvals decided with kubectl patch, against the real API server, admission policy,
+controller process and Postgres."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from minds.adapters.ledger import Ledger
+from minds.domain.resources.approval import Explanation
+from minds.engine.capability_service import (
+    CapabilityService,
+    Invocation,
+    Origin,
+    OutcomeKind,
+)
+from tests.fixtures.cluster import Cluster
+from tests.fixtures.waiting import eventually
+
+pytestmark = pytest.mark.usefixtures("session_controller")
+
+MIND = "keeper"
+WHY = Explanation(
+    what="restart atlas-worker",
+    why="it stopped serving",
+    expected_outcome="running normally within 60 s",
+    side_effects="in-flight jobs are retried",
+)
+
+
+def apply(cluster: Cluster, obj: dict[str, Any], context: str | None = None, check: bool = True):  # type: ignore[no-untyped-def]
+    return cluster.kubectl("apply", "-f", "-", input_=json.dumps(obj), context=context, check=check)
+
+
+def setup_mind(cluster: Cluster, namespace: str, **spec: Any) -> None:
+    apply(
+        cluster,
+        {
+            "apiVersion": "minds.dev/v1alpha1",
+            "kind": "Mind",
+            "metadata": {"name": MIND, "namespace": namespace},
+            "spec": {
+                "capabilityPolicy": [{"capability": "service.restart", "decision": "approve"}],
+                **spec,
+            },
+        },
+    )
+    apply(
+        cluster,
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "atlas-worker", "namespace": namespace},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "atlas-worker"}},
+                "template": {
+                    "metadata": {"labels": {"app": "atlas-worker"}},
+                    "spec": {"containers": [{"name": "w", "image": "busybox"}]},
+                },
+            },
+        },
+    )
+
+
+def restart(namespace: str, step: str = "P1", ttl: timedelta | None = None) -> Invocation:
+    return Invocation(
+        namespace=namespace,
+        capability="service.restart",
+        parameters={"namespace": namespace, "name": "atlas-worker"},
+        origin=Origin(
+            mind=MIND, intention="i-1", plan="restart-atlas", plan_uid=str(uuid.uuid4()), step=step
+        ),
+        explanation=WHY,
+        **({"approval_ttl": ttl} if ttl else {}),
+    )
+
+
+def approval(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
+    return json.loads(
+        cluster.kubectl("get", "approval", name, "-n", namespace, "-o", "json").stdout
+    )
+
+
+def phase(cluster: Cluster, namespace: str, name: str, want: str) -> dict[str, Any]:
+    return eventually(
+        lambda: (
+            (a := approval(cluster, namespace, name)).get("status", {}).get("phase") == want and a
+        ),
+        timeout=60,
+        what=f"approval {name} {want}",
+    )
+
+
+def decide(
+    cluster: Cluster,
+    namespace: str,
+    name: str,
+    decision: str,
+    by: str,
+    context: str = "approver",
+    note: str | None = None,
+):  # type: ignore[no-untyped-def]
+    spec: dict[str, Any] = {"decision": decision, "decidedBy": by}
+    if note:
+        spec["note"] = note
+    return cluster.kubectl(
+        "patch",
+        "approval",
+        name,
+        "-n",
+        namespace,
+        "--type=merge",
+        "-p",
+        json.dumps({"spec": spec}),
+        context=context,
+        check=False,
+    )
+
+
+def restarted_at(cluster: Cluster, namespace: str) -> str | None:
+    obj = json.loads(
+        cluster.kubectl("get", "deployment", "atlas-worker", "-n", namespace, "-o", "json").stdout
+    )
+    annotations = obj["spec"]["template"]["metadata"].get("annotations") or {}
+    return annotations.get("kubectl.kubernetes.io/restartedAt")
+
+
+def test_forgery_matrix(
+    cluster: Cluster, namespace: str, capability_service: CapabilityService
+) -> None:
+    setup_mind(cluster, namespace)
+    pending = capability_service.invoke(restart(namespace))
+    assert pending.kind is OutcomeKind.PENDING
+    name = pending.approval
+    assert name is not None
+    phase(cluster, namespace, name, "Pending")
+
+    wrong_name = decide(cluster, namespace, name, "Approved", "alice")
+    assert wrong_name.returncode != 0
+    assert 'set decidedBy to "approver"' in wrong_name.stderr
+
+    # A user who may patch Approvals but lacks the approve verb.
+    apply(
+        cluster,
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "intruder-patches", "namespace": namespace},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "minds-viewer",
+            },
+            "subjects": [{"kind": "User", "name": "intruder"}],
+        },
+    )
+    apply(
+        cluster,
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": "patch-approvals", "namespace": namespace},
+            "rules": [
+                {"apiGroups": ["minds.dev"], "resources": ["approvals"], "verbs": ["get", "patch"]}
+            ],
+        },
+    )
+    apply(
+        cluster,
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "intruder-patch", "namespace": namespace},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "Role",
+                "name": "patch-approvals",
+            },
+            "subjects": [{"kind": "User", "name": "intruder"}],
+        },
+    )
+    no_verb = decide(cluster, namespace, name, "Approved", "intruder", context="intruder")
+    assert no_verb.returncode != 0
+    assert 'needs the RBAC verb "approve"' in no_verb.stderr
+
+    sa = cluster.controller_kubeconfig
+    from minds.devenv.kubectl import kubectl
+
+    controller = kubectl(
+        sa,
+        "patch",
+        "approval",
+        name,
+        "-n",
+        namespace,
+        "--type=merge",
+        "-p",
+        json.dumps(
+            {
+                "spec": {
+                    "decision": "Approved",
+                    "decidedBy": "system:serviceaccount:minds-system:minds-controller",
+                }
+            }
+        ),
+        check=False,
+    )
+    assert controller.returncode != 0
+    assert "service accounts cannot decide" in controller.stderr
+
+    edit = cluster.kubectl(
+        "patch",
+        "approval",
+        name,
+        "-n",
+        namespace,
+        "--type=merge",
+        "-p",
+        '{"spec":{"target":"elsewhere/else"}}',
+        check=False,
+    )
+    assert edit.returncode != 0
+    assert "target is immutable" in edit.stderr
+
+    ok = decide(cluster, namespace, name, "Denied", "approver", note="not now")
+    assert ok.returncode == 0, ok.stderr
+    change = decide(cluster, namespace, name, "Approved", "approver")
+    assert change.returncode != 0
+    assert "immutable" in change.stderr
+
+    created = approval(cluster, namespace, name)
+    forged = {
+        "apiVersion": "minds.dev/v1alpha1",
+        "kind": "Approval",
+        "metadata": {"name": "forged", "namespace": namespace},
+        "spec": {**created["spec"], "decision": "Approved", "decidedBy": "admin"},
+    }
+    forged["spec"].pop("note", None)
+    refused = apply(cluster, forged, check=False)
+    assert refused.returncode != 0
+    assert "cannot be created already decided" in refused.stderr
+
+
+def test_approve_executes_exactly_once(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger, capability_service: CapabilityService
+) -> None:
+    setup_mind(cluster, namespace)
+    inv = restart(namespace)
+    pending = capability_service.invoke(inv)
+    assert pending.approval is not None
+    assert restarted_at(cluster, namespace) is None
+    # Asking again for the same step adopts the same Approval.
+    assert capability_service.invoke(inv).approval == pending.approval
+
+    assert decide(cluster, namespace, pending.approval, "Approved", "approver").returncode == 0
+    done = phase(cluster, namespace, pending.approval, "Executed")
+    assert "restart requested (health not yet verified)" in done["status"]["message"]
+    assert restarted_at(cluster, namespace) is not None
+    assert len(e2e_ledger.executions(namespace=namespace)) == 1
+
+    # Carrying it out again (a replayed handler, a second controller) adopts the record.
+    again = capability_service.execute_approved(approval(cluster, namespace, pending.approval))
+    assert again.kind is OutcomeKind.EXECUTED
+    assert len(e2e_ledger.executions(namespace=namespace)) == 1
+    [approved] = e2e_ledger.events(namespace=namespace, type="approval_approved")
+    assert approved.payload["decidedBy"] == "approver"
+
+
+def test_deny_executes_nothing(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger, capability_service: CapabilityService
+) -> None:
+    setup_mind(cluster, namespace)
+    pending = capability_service.invoke(restart(namespace))
+    assert pending.approval is not None
+    assert (
+        decide(
+            cluster, namespace, pending.approval, "Denied", "approver", note="wait for the release"
+        ).returncode
+        == 0
+    )
+    phase(cluster, namespace, pending.approval, "Denied")
+    assert e2e_ledger.executions(namespace=namespace) == []
+    assert restarted_at(cluster, namespace) is None
+    [denied] = e2e_ledger.events(namespace=namespace, type="approval_denied")
+    assert denied.payload["note"] == "wait for the release"
+
+
+def test_expiry_executes_nothing_and_cannot_be_decided_late(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger, capability_service: CapabilityService
+) -> None:
+    setup_mind(cluster, namespace)
+    pending = capability_service.invoke(restart(namespace, ttl=timedelta(seconds=2)))
+    assert pending.approval is not None
+    phase(cluster, namespace, pending.approval, "Expired")
+    late = decide(cluster, namespace, pending.approval, "Approved", "approver")
+    assert late.returncode != 0
+    assert "is Expired and can no longer be decided" in late.stderr
+    assert e2e_ledger.executions(namespace=namespace) == []
+
+
+def test_withdraw(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger, capability_service: CapabilityService
+) -> None:
+    from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
+    from minds.engine.approval_service import ApprovalService
+
+    setup_mind(cluster, namespace)
+    pending = capability_service.invoke(restart(namespace))
+    assert pending.approval is not None
+    phase(cluster, namespace, pending.approval, "Pending")
+    api = api_client(str(cluster.controller_kubeconfig))
+    from datetime import UTC, datetime
+
+    approvals = ApprovalService(
+        resources=KubeResources(api),
+        ledger=e2e_ledger,
+        events=KubeEvents(api),
+        capabilities=capability_service,
+        clock=lambda: datetime.now(UTC),
+    )
+    assert approvals.withdraw(namespace, pending.approval, "the workload recovered by itself")
+    phase(cluster, namespace, pending.approval, "Withdrawn")
+    late = decide(cluster, namespace, pending.approval, "Approved", "approver")
+    assert late.returncode != 0
+    assert e2e_ledger.executions(namespace=namespace) == []
+    assert e2e_ledger.events(namespace=namespace, type="approval_withdrawn")
