@@ -60,6 +60,9 @@ ANNOTATION_APPROVAL = "minds.dev/approval"
 
 #: How often an invocation re-decides after losing the race for a grant's last operation.
 GRANT_RACE_RETRIES = 3
+#: Every 409 on a grant means another writer made progress, and a grant has finitely many
+#: operations, so contention ends; this bound only guards against a pathological writer.
+GRANT_WRITE_ATTEMPTS = 500
 
 
 class DriverPort(Protocol):
@@ -335,7 +338,14 @@ class CapabilityService:
             return (after.to_k8s(), True) if after is not None else (None, False)
 
         try:
-            _, ok = write_status(self._resources, CAPABILITY_GRANT, namespace, grant, compute)
+            _, ok = write_status(
+                self._resources,
+                CAPABILITY_GRANT,
+                namespace,
+                grant,
+                compute,
+                max_attempts=GRANT_WRITE_ATTEMPTS,
+            )
         except NotFound:
             return False
         return ok

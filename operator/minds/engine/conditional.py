@@ -27,13 +27,14 @@ def write_status(
     namespace: str,
     name: str,
     compute: Callable[[dict[str, Any]], tuple[dict[str, Any] | None, T]],
+    max_attempts: int = MAX_ATTEMPTS,
 ) -> tuple[dict[str, Any] | None, T]:
     """Read, compute the new status, write it conditionally; repeat on 409.
 
     ``compute`` returns ``(status or None, result)``; None means nothing to write. Returns the
     object as written (or as read, when nothing was written) and the computed result.
     """
-    for _ in range(MAX_ATTEMPTS):
+    for _ in range(max_attempts):
         body = resources.get(kind, namespace, name)
         status, result = compute(body)
         if status is None or status == body.get("status"):

@@ -694,7 +694,10 @@ def _logs_summary(
 ) -> str:
     if pod_count == 0:
         return f"no pods of {_name(query)}: no log lines"
-    parts = [f"{len(selection.lines)} log lines from {pod_count} pods of {_name(query)}"]
+    parts = [
+        f"{_count(len(selection.lines), 'log line')} from {_count(pod_count, 'pod')} "
+        f"of {_name(query)}"
+    ]
     if query.filter:
         parts.append(f"{selection.matched} matched the filter")
     if selection.masked:
@@ -705,5 +708,9 @@ def _logs_summary(
     if pod_count > MAX_LOG_PODS:
         parts.append(f"only the first {MAX_LOG_PODS} pods read")
     if errors:
-        parts.append(f"{len(errors)} containers unreadable")
+        parts.append(f"{_count(len(errors), 'container')} unreadable")
     return "; ".join(parts)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
