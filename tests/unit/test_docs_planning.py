@@ -218,7 +218,8 @@ def test_plans_in_the_doc_validate_as_claimed() -> None:
         result = judged(plan_of(block.body))
         where = f"line {block.line}"
         if claim.startswith("valid"):
-            assert result.ok and not result.warnings, (where, result)
+            assert result.ok, (where, result)
+            assert not result.warnings, (where, result)
             if ", same as " in claim:
                 path = claim.split(", same as ")[1]
                 assert yaml.safe_load(block.body) == yaml.safe_load((REPO / path).read_text())
@@ -275,7 +276,7 @@ def test_the_get_plans_output_has_the_crds_columns_and_the_example_values() -> N
     header, row = (line.split() for line in get_plans_block().body.splitlines())
     columns = [c.name.upper() for c in PLAN.columns if c.priority == 0]
     assert header == ["NAME", *columns]
-    values = row[:1] + [row[1], row[2], row[3], " ".join(row[4:6]), *row[6:]]
+    values = [*row[:4], " ".join(row[4:6]), *row[6:]]
     plan = named_plan("restart-atlas-worker")
     expected = {
         "NAME": "restart-atlas-worker",
@@ -373,9 +374,10 @@ def test_the_scores_in_the_doc_are_the_planners(intention: IntentionView) -> Non
     assert chosen.expected_confidence is not None
     assert chosen.score is not None
     use = chosen.estimate
+    minus, times = "\u2212", "\u00d7"  # as the doc prints them
     worked = (
-        f"{chosen.expected_confidence:g} − 0.05 × {use.approvals} − 0.001 × {use.wall_seconds}"
-        f" = {chosen.score:g}"
+        f"{chosen.expected_confidence:g} {minus} 0.05 {times} {use.approvals} {minus} 0.001 "
+        f"{times} {use.wall_seconds} = {chosen.score:g}"
     )
     assert worked in " ".join(doc_text().split()), worked
 
@@ -385,5 +387,6 @@ def test_the_examples_on_disk_are_the_ones_the_doc_shows() -> None:
         document = yaml.safe_load(path.read_text())
         assert "namespace" not in document["metadata"], "apply must pick the namespace"
         assert document["spec"]["origin"] == "operator"
-        assert any(yaml.safe_load(b.body) == document for b in blocks(doc_text()) if b.lang == "yaml")
-
+        assert any(
+            yaml.safe_load(b.body) == document for b in blocks(doc_text()) if b.lang == "yaml"
+        )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from minds.cli import controller_cmd, crds_cmd, db_cmd, dev_cmd, plan_cmd
+from minds.cli import approve_cmd, controller_cmd, crds_cmd, db_cmd, dev_cmd, plan_cmd
 
 app = typer.Typer(
     name="minds",
@@ -18,6 +18,8 @@ app.add_typer(db_cmd.app, name="db")
 app.add_typer(dev_cmd.app, name="dev")
 app.add_typer(plan_cmd.app, name="plan")
 app.command("demo")(dev_cmd.demo)
+app.command("approve")(approve_cmd.approve)
+app.command("deny")(approve_cmd.deny)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -321,14 +321,34 @@ def _progress(spec: Plan, status: Mapping[str, Any]) -> str:
     return f"{done}/{len(spec.steps)}"
 
 
-def stored_validation(status: Mapping[str, Any]) -> ValidationResult | None:
+def _stored_finding(level: str, raw: object) -> Finding | None:
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("code"), str):
+        return None
+    steps = raw.get("steps")
+    return Finding(
+        level,
+        raw["code"],
+        str(raw.get("message", "")),
+        raw.get("step") if isinstance(raw.get("step"), str) else None,
+        raw.get("field") if isinstance(raw.get("field"), str) else None,
+        tuple(str(s) for s in steps) if isinstance(steps, list) else (),
+    )
+
+
+def stored_findings(status: Mapping[str, Any]) -> tuple[list[Finding], list[Finding]] | None:
+    """The errors and warnings in `status.validation`, read as plain data: a controller newer
+    than this CLI may use codes it does not know, and those still deserve to be shown."""
     raw = status.get("validation")
     if not isinstance(raw, Mapping):
         return None
-    try:
-        return ValidationResult.model_validate(raw)
-    except ValueError:
-        return None
+    found: list[list[Finding]] = []
+    for level, name in (("error", "errors"), ("warning", "warnings")):
+        entries = raw.get(name)
+        if entries is not None and not isinstance(entries, list):
+            return None
+        read = (_stored_finding(level, entry) for entry in entries or [])
+        found.append([f for f in read if f is not None])
+    return found[0], found[1]
 
 
 def render_header(name: str, namespace: str, spec: Plan, status: Mapping[str, Any]) -> list[str]:
@@ -359,11 +379,12 @@ def render_header(name: str, namespace: str, spec: Plan, status: Mapping[str, An
     lines.extend(
         f"assumes: {a.belief} (confidence at least {a.min_confidence:g})" for a in spec.assumptions
     )
-    validation = stored_validation(status)
-    if validation is not None:
-        errors, warnings = len(validation.errors), len(validation.warnings)
-        lines.append(f"validation: {count(errors, 'error')}, {count(warnings, 'warning')}")
-        lines.extend(f"  {render_finding(f)}" for f in findings(validation))
+    stored = stored_findings(status)
+    if stored is not None:
+        errors, warnings = stored
+        tally = f"{count(len(errors), 'error')}, {count(len(warnings), 'warning')}"
+        lines.append(f"validation: {tally}")
+        lines.extend(f"  {render_finding(f)}" for f in [*errors, *warnings])
     return lines
 
 

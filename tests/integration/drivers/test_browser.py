@@ -22,7 +22,7 @@ import pytest
 
 from minds.adapters.drivers import BrowserDriver, DriverResult, Drivers
 from minds.domain.capabilities.registry import REGISTRY
-from tests.unit.drivers.test_ssrf import FakeDns
+from tests.unit.drivers.fakes import FakeDns
 
 LOCAL = ["127.0.0.1"]
 BIG_BYTES = 3 * 1024 * 1024

@@ -403,6 +403,9 @@ def test_the_header_with_status_shows_phase_progress_and_findings() -> None:
         "validation": {
             "errors": [
                 {"code": "unknown_mind", "message": "no mind", "field": "mind"},
+                # A code from a newer controller, and an entry that is not one.
+                {"code": "from_the_future", "message": "new rule", "steps": ["D1", "D2"]},
+                "garbage",
             ],
             "warnings": [{"code": "policy_denies", "message": "denied", "step": "D2"}],
         },
@@ -412,8 +415,9 @@ def test_the_header_with_status_shows_phase_progress_and_findings() -> None:
     assert "phase draft · progress 1/2" in header
     assert "reason: kept as a draft" in header
     assert "assumes: atlas-worker is degraded (confidence at least 0.5)" in header
-    assert "validation: 1 error, 1 warning" in header
+    assert "validation: 2 errors, 1 warning" in header
     assert "  error unknown_mind (field mind): no mind" in header
+    assert "  error from_the_future (steps D1, D2): new rule" in header
     assert "  warning policy_denies (step D2): denied" in header
     garbled = render_header("p", "ns", spec, {"phase": "draft", "validation": {"errors": 3}})
     assert not any(line.startswith("validation") for line in garbled)

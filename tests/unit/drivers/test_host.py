@@ -69,8 +69,8 @@ def test_process_list_is_bounded_and_sorted_by_memory(drivers: Drivers) -> None:
     processes = result.output["processes"]
     assert isinstance(processes, list)
     assert result.fields["count"] == len(processes) <= 5
-    memory = [process["rssBytes"] for process in processes]  # type: ignore[index]
-    assert memory == sorted(memory, reverse=True)  # type: ignore[type-var]
+    memory = [int(str(process["rssBytes"])) for process in processes]  # type: ignore[index]
+    assert memory == sorted(memory, reverse=True)
 
 
 def test_command_lines_are_masked(process_with_a_secret: subprocess.Popen[bytes]) -> None:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import socket
 from collections.abc import Sequence
-from typing import Any
 
 import pytest
 
@@ -18,6 +16,7 @@ from minds.adapters.drivers.ssrf import (
     SsrfRefused,
     forbidden_reason,
 )
+from tests.unit.drivers.fakes import FakeDns
 
 
 @pytest.mark.parametrize(
@@ -67,31 +66,6 @@ def test_public_addresses_are_allowed(address: str) -> None:
     assert forbidden_reason(ipaddress.ip_address(address)) is None
 
 
-class FakeDns:
-    """getaddrinfo's shape; each name answers its addresses in turn (for rebinding)."""
-
-    def __init__(self, answers: dict[str, Sequence[Sequence[str]]]) -> None:
-        self.answers = {name: list(replies) for name, replies in answers.items()}
-        self.asked: list[str] = []
-
-    def __call__(self, host: str, port: int, *args: Any, **kwargs: Any) -> list[tuple[Any, ...]]:
-        self.asked.append(host)
-        replies = self.answers.get(host)
-        if not replies:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        addresses = replies.pop(0) if len(replies) > 1 else replies[0]
-        return [
-            (
-                socket.AF_INET6 if ":" in address else socket.AF_INET,
-                socket.SOCK_STREAM,
-                6,
-                "",
-                (address, port),
-            )
-            for address in addresses
-        ]
-
-
 def guard(dns: FakeDns, allow: Sequence[str] = ()) -> Guard:
     return Guard(AllowList.of(allow), dns)
 
@@ -135,6 +109,7 @@ def test_ip_literals_are_checked_without_dns() -> None:
         (["10.0.0.0/8"], "10.20.30.40", None),
         (["intranet.example"], "intranet.example", ["10.0.0.5"]),
         (["Intranet.Example."], "INTRANET.example", ["10.0.0.5"]),
+        (["bücher.example"], "xn--bcher-kva.example", ["10.0.0.5"]),
         (["127.0.0.1"], "::ffff:127.0.0.1", None),
         (["::1"], "[::1]", None),
     ],

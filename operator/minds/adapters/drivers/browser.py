@@ -1,7 +1,8 @@
 """Read-only browsing over httpx: navigate, read a page's text, list its links.
 
-GET only, http(s) only, no cookies kept, no proxies from the environment (a proxy would be
-the address actually connected to, and the SSRF guard would then judge the wrong host).
+GET only, http(s) only, no cookies kept between invocations, no proxies from the environment
+(a proxy would be the address actually connected to, and the SSRF guard would then judge the
+wrong host).
 Every connection is opened by a transport that resolves the host through the guard and
 connects to the very address the guard accepted, while TLS still verifies the certificate
 against the URL's host name. Redirects are followed by hand, at most five, each hop checked

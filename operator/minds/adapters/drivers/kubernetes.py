@@ -431,7 +431,7 @@ class KubernetesDriver:
         try:
             obj = self._read(target)
             if obj is None:
-                return _absent(target)
+                return _absent(target, observed=True)
             health = assess(target.kind, obj)
             pods = self._pods(target.namespace, obj)
         except _Failed as failed:
@@ -673,10 +673,11 @@ def _identity(target: WorkloadParameters) -> Json:
     return {"kind": target.kind.value, "namespace": target.namespace, "name": target.name}
 
 
-def _absent(target: WorkloadParameters) -> DriverResult:
+def _absent(target: WorkloadParameters, *, observed: bool = False) -> DriverResult:
+    """A missing workload; as an observation (`service.status`) its state is `absent`."""
     return DriverResult.failure(
         f"{_name(target)} not found",
-        fields={"state": WorkloadState.ABSENT.value, "ready": False},
+        fields={"state": WorkloadState.ABSENT.value, "ready": False} if observed else None,
         output=_identity(target),
     )
 

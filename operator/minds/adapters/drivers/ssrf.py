@@ -144,7 +144,13 @@ class AllowList:
 
 
 def normalise_name(host: str) -> str:
-    return host.strip().strip("[]").rstrip(".").lower()
+    """Lower case, no trailing dot, and international names in their ASCII (IDNA) form, which
+    is how the HTTP transport hands them to the guard at connect time."""
+    name = host.strip().strip("[]").rstrip(".").lower()
+    try:
+        return name.encode("idna").decode("ascii")
+    except UnicodeError:
+        return name
 
 
 class Guard:

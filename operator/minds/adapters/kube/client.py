@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, cast
 
 from kubernetes import client, config
@@ -15,6 +16,7 @@ from minds.domain.resources.kinds import Kind
 log = logging.getLogger(__name__)
 
 COMPONENT = "minds-controller"
+_SA_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 
 def api_client(kubeconfig: str | None = None, context: str | None = None) -> client.ApiClient:
@@ -30,6 +32,21 @@ def api_client(kubeconfig: str | None = None, context: str | None = None) -> cli
         cfg = client.Configuration()
         config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
         return client.ApiClient(cfg)
+
+
+def current_namespace(kubeconfig: str | None = None, context: str | None = None) -> str:
+    """The namespace kubectl would use: the context's, else the pod's, else ``default``."""
+    try:
+        contexts, active = config.list_kube_config_contexts(  # type: ignore[no-untyped-call]
+            config_file=kubeconfig
+        )
+    except (config.ConfigException, FileNotFoundError, TypeError):
+        try:
+            return Path(_SA_NAMESPACE).read_text().strip() or "default"
+        except OSError:
+            return "default"
+    chosen = next((c for c in contexts if c["name"] == context), active) if context else active
+    return str((chosen or {}).get("context", {}).get("namespace") or "default")
 
 
 def _raise_mapped(exc: ApiException, what: str) -> None:

@@ -92,21 +92,34 @@ def commitment_applies(
     return commitment.risk is Risk.ANY or commitment.risk is risk_of(spec)
 
 
-def limit_problems(limits: Mapping[str, Any], parameters: Mapping[str, Any]) -> list[str]:
+def _json_equal(value: Any, limit: Any) -> bool:
+    """Python's ``True == 1`` would let a boolean limit admit a number and the reverse."""
+    return isinstance(value, bool) == isinstance(limit, bool) and value == limit
+
+
+def limit_problems(
+    limits: Mapping[str, Any],
+    parameters: Mapping[str, Any],
+    aliases: Mapping[str, str] | None = None,
+) -> list[str]:
     """How parameters exceed a grant's limits. A number is a maximum, a list the allowed values,
-    anything else must be equal. A limit on a parameter the capability does not have fails
-    closed: the grant's author meant to bound something we cannot see."""
+    anything else must be equal (as JSON compares: ``true`` is not ``1``). ``aliases`` maps
+    field names to the spelling ``parameters`` uses, so a limit may name a parameter either way
+    (``since_seconds`` or ``sinceSeconds``), as planning accepts both. A limit on a parameter
+    the capability does not have fails closed: the grant's author meant to bound something we
+    cannot see."""
     problems: list[str] = []
     for key, limit in limits.items():
-        if key not in parameters:
+        name = key if key in parameters else (aliases or {}).get(key, key)
+        if name not in parameters:
             problems.append(f"{key}: limited by the grant but not a parameter of this capability")
             continue
-        value = parameters[key]
+        value = parameters[name]
         if isinstance(limit, bool) or not isinstance(limit, int | float | list):
-            if value != limit:
+            if not _json_equal(value, limit):
                 problems.append(f"{key}: {value!r} is not the granted {limit!r}")
         elif isinstance(limit, list):
-            if value not in limit:
+            if not any(_json_equal(value, allowed) for allowed in limit):
                 problems.append(f"{key}: {value!r} is not one of the granted {limit!r}")
         elif not isinstance(value, int | float) or isinstance(value, bool) or value > limit:
             problems.append(f"{key}: {value!r} exceeds the granted maximum {limit!r}")
@@ -153,6 +166,7 @@ def authorize(
         return _deny(trail, Stage.PARAMETERS, f"parameters refused: {refused}")
     target = spec.target_of(parsed)
     values = parsed.model_dump(mode="json", by_alias=True)
+    aliases = {n: f.alias for n, f in spec.parameters.model_fields.items() if f.alias}
 
     needs_approval: list[str] = []
     for index, commitment in enumerate(mind.commitments):
@@ -186,7 +200,7 @@ def authorize(
         for candidate in grants:
             if not (candidate.live(now) and candidate.covers(capability, target)):
                 continue
-            problems = limit_problems(grant_limits.get(candidate.name, {}), values)
+            problems = limit_problems(grant_limits.get(candidate.name, {}), values, aliases)
             if problems:
                 trail.append(
                     StageResult(

@@ -1,0 +1,59 @@
+"""What a person does through the API: find out who they are, decide an Approval.
+
+The decision goes through the same API server path as ``kubectl patch``, so the admission
+policy judges it the same way: this is a convenience, never a way around the checks.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from minds.domain.resources.kinds import APPROVAL
+
+
+class DecisionRefused(RuntimeError):
+    """The API server refused the decision; the message is the server's own reason."""
+
+
+def whoami(api: client.ApiClient) -> str:
+    """The authenticated username, as the API server sees it (SelfSubjectReview)."""
+    review = client.AuthenticationV1Api(api).create_self_subject_review(
+        client.V1SelfSubjectReview()
+    )
+    user = review.status.user_info if review.status else None
+    if user is None or not user.username:
+        raise DecisionRefused("the API server did not say who you are (SelfSubjectReview)")
+    return str(user.username)
+
+
+def _server_message(exc: ApiException) -> str:
+    try:
+        return str(json.loads(exc.body or "{}").get("message") or exc.reason)
+    except (ValueError, AttributeError):
+        return str(exc.reason)
+
+
+def decide(
+    api: client.ApiClient,
+    namespace: str,
+    name: str,
+    decision: str,
+    decided_by: str,
+    note: str | None = None,
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {"decision": decision, "decidedBy": decided_by}
+    if note:
+        spec["note"] = note
+    try:
+        return cast(
+            dict[str, Any],
+            client.CustomObjectsApi(api).patch_namespaced_custom_object(
+                APPROVAL.group, APPROVAL.version, namespace, APPROVAL.plural, name, {"spec": spec}
+            ),
+        )
+    except ApiException as exc:
+        raise DecisionRefused(_server_message(exc)) from exc

@@ -1,0 +1,60 @@
+"""``minds approve`` / ``minds deny``: decide an Approval as yourself.
+
+Equivalent to ``kubectl patch approval NAME --type=merge -p '{"spec":{"decision":...,
+"decidedBy":"<you>"}}'``, with ``decidedBy`` filled from the identity the API server
+authenticates (SelfSubjectReview), so there is nothing to mistype.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from minds.adapters.kube.client import api_client, current_namespace
+from minds.adapters.kube.people import DecisionRefused, decide, whoami
+
+NAMESPACE = typer.Option(
+    None, "--namespace", "-n", help="Namespace of the Approval (default: the context's)."
+)
+KUBECONFIG = typer.Option(None, "--kubeconfig", envvar="KUBECONFIG", help="Kubeconfig file.")
+CONTEXT = typer.Option(None, "--context", help="Kubeconfig context (who you are).")
+
+
+def _decide(
+    name: str,
+    decision: str,
+    namespace: str | None,
+    note: str | None,
+    kubeconfig: str | None,
+    context: str | None,
+) -> None:
+    api = api_client(kubeconfig, context)
+    namespace = namespace or current_namespace(kubeconfig, context)
+    me = whoami(api)
+    try:
+        decide(api, namespace, name, decision, me, note)
+    except DecisionRefused as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(f"approval {namespace}/{name}: {decision} by {me}")
+
+
+def approve(
+    name: str,
+    namespace: str | None = NAMESPACE,
+    note: str | None = typer.Option(None, "--note", help="Why; kept in the ledger."),
+    kubeconfig: str | None = KUBECONFIG,
+    context: str | None = CONTEXT,
+) -> None:
+    """Approve a pending Approval as yourself."""
+    _decide(name, "Approved", namespace, note, kubeconfig, context)
+
+
+def deny(
+    name: str,
+    namespace: str | None = NAMESPACE,
+    note: str | None = typer.Option(None, "--note", help="Why; the mind sees it."),
+    kubeconfig: str | None = KUBECONFIG,
+    context: str | None = CONTEXT,
+) -> None:
+    """Deny a pending Approval as yourself."""
+    _decide(name, "Denied", namespace, note, kubeconfig, context)
