@@ -231,7 +231,7 @@ class CapabilityRegistry:
 
 _SERVICE_FIELDS: Mapping[str, ObservationType] = MappingProxyType(
     {
-        # running, progressing, degraded, failed, absent or unknown
+        # running, progressing, degraded or stopped; absent when the workload does not exist
         "state": ObservationType.STRING,
         "ready": ObservationType.BOOLEAN,
         "readyReplicas": ObservationType.NUMBER,
