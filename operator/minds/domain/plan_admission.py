@@ -33,6 +33,9 @@ OPEN_PHASES = frozenset({None, PlanStatus.DRAFT, PlanStatus.VALIDATED})
 
 DONE_STEP = frozenset({StepStatus.COMPLETED, StepStatus.SKIPPED})
 
+#: ``ValidationIssue.field`` holds at most this many characters.
+MAX_FIELD_PATH = 300
+
 
 @dataclass(frozen=True)
 class Admission:
@@ -42,6 +45,14 @@ class Admission:
     plan: Plan | None
 
 
+def _path(loc: tuple[int | str, ...]) -> str:
+    """A field path in the spec's own spelling (``steps[0].title``), bounded like the field."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out[:MAX_FIELD_PATH]
+
+
 def _shape_errors(exc: ValidationError) -> ValidationResult:
     return ValidationResult(
         errors=[
@@ -49,7 +60,7 @@ def _shape_errors(exc: ValidationError) -> ValidationResult:
                 code=IssueCode.MISSING_FIELD
                 if e["type"] == "missing"
                 else IssueCode.INVALID_PARAMETERS,
-                field=".".join(str(p) for p in e["loc"]),
+                field=_path(e["loc"]),
                 message=str(e["msg"]),
             )
             for e in exc.errors()[:50]
