@@ -18,6 +18,7 @@ from typing import Any
 
 import typer
 
+from minds.adapters.kube.client import current_namespace
 from minds.cli.plan_dot import render_dot
 from minds.cli.plan_input import (
     Unreadable,
@@ -138,21 +139,6 @@ def validate(
         raise typer.Exit(INVALID)
 
 
-def _default_namespace(kubeconfig: Path | None, context: str | None) -> str:
-    """The namespace of the kubeconfig context in use, as kubectl would pick it."""
-    from kubernetes import config
-
-    try:
-        contexts, current = config.list_kube_config_contexts(  # type: ignore[no-untyped-call]
-            config_file=str(kubeconfig) if kubeconfig else None
-        )
-    except (config.ConfigException, OSError):
-        return "default"
-    chosen = next((c for c in contexts if c.get("name") == context), None) if context else current
-    namespace = (chosen or {}).get("context", {}).get("namespace")
-    return str(namespace) if namespace else "default"
-
-
 def _read_plan(
     name: str, namespace: str, kubeconfig: Path | None, context: str | None
 ) -> dict[str, Any]:
@@ -195,7 +181,7 @@ def show(
     """Show a plan's dependency graph, each step's status, expectation and links."""
     if dot and output is Output.JSON:
         raise _fail("choose one of --dot and -o json")
-    namespace = namespace or _default_namespace(kubeconfig, context)
+    namespace = namespace or current_namespace(str(kubeconfig) if kubeconfig else None, context)
     body = _read_plan(name, namespace, kubeconfig, context)
     if output is Output.JSON:
         typer.echo(json.dumps(body, indent=2, default=str))

@@ -19,12 +19,12 @@ import yaml
 from pydantic import ValidationError
 
 from minds.cli.plan_render import Finding
-from minds.domain.planning.model import STEP_KEY_PATTERN, Plan
+from minds.domain.planning.model import STEP_KEY_PATTERN, IssueCode, Plan
 from minds.domain.planning.views import MindView
 from minds.domain.resources.common import API_GROUP
 from minds.domain.resources.mind import MindSpec
 
-SCHEMA = "schema"
+SCHEMA = IssueCode.SCHEMA.value
 _STEP_PATH = re.compile(r"^steps\[(\d+)\]")
 
 

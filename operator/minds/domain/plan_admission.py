@@ -10,12 +10,14 @@ running plan would rewrite history; a change is a new revision.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, cast
 
 from pydantic import ValidationError
 
 from minds.domain.capabilities.registry import CapabilityRegistry
 from minds.domain.planning.model import (
+    Budget,
     IssueCode,
     Plan,
     PlanStatus,
@@ -24,6 +26,7 @@ from minds.domain.planning.model import (
     ValidationIssue,
     ValidationResult,
 )
+from minds.domain.planning.scoring import estimate
 from minds.domain.planning.validation import validate
 from minds.domain.planning.views import MindView
 from minds.domain.resources.plan import PlanResourceStatus
@@ -57,9 +60,7 @@ def _shape_errors(exc: ValidationError) -> ValidationResult:
     return ValidationResult(
         errors=[
             ValidationIssue(
-                code=IssueCode.MISSING_FIELD
-                if e["type"] == "missing"
-                else IssueCode.INVALID_PARAMETERS,
+                code=IssueCode.SCHEMA,
                 field=_path(e["loc"]),
                 message=str(e["msg"]),
             )
@@ -73,12 +74,30 @@ def progress(status: PlanResourceStatus) -> str:
     return f"{done}/{len(status.steps)}"
 
 
+def effective_budget(plan: Budget, mind: Budget) -> Budget:
+    """Field by field the tighter of the two: writing a plan by hand cannot raise the budget
+    its mind allows (an absent cap is no cap)."""
+
+    def tighter(a: float | None, b: float | None) -> float | None:
+        if a is None:
+            return b
+        return a if b is None else min(a, b)
+
+    return Budget(
+        invocations=min(plan.invocations, mind.invocations),
+        wall_seconds=cast(int | None, tighter(plan.wall_seconds, mind.wall_seconds)),
+        money=tighter(plan.money, mind.money),
+        approvals=cast(int | None, tighter(plan.approvals, mind.approvals)),
+    )
+
+
 def admit(
     raw_spec: dict[str, Any],
     current: PlanResourceStatus,
     mind: MindView | None,
     generation: int,
     registry: CapabilityRegistry,
+    now: datetime,
 ) -> Admission:
     """The status a plan should have after (re)reading its spec. ``mind`` None: not found."""
     if current.phase not in OPEN_PHASES:
@@ -102,6 +121,13 @@ def admit(
                 ]
             )
         else:
+            budget = effective_budget(plan.budget, mind.budget)
+            plan = plan.model_copy(
+                update={
+                    "budget": budget,
+                    "estimate": estimate(plan, registry, mind, now),
+                }
+            )
             result = validate(plan, registry, mind)
     steps = [StepState(key=s.key) for s in plan.steps] if plan is not None else []
     status = current.model_copy(
@@ -110,6 +136,8 @@ def admit(
             "validation": result,
             "steps": steps,
             "observed_generation": generation,
+            "budget": plan.budget if plan is not None and result.ok else None,
+            "estimate": plan.estimate if plan is not None and result.ok else None,
         }
     )
     status = status.model_copy(update={"progress": progress(status)})

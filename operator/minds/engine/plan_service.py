@@ -50,7 +50,7 @@ class PlanService:
             current = PlanResourceStatus.model_validate(body.get("status") or {})
             mind = self._mind_view(namespace, spec.get("mind"))
             generation = int(body["metadata"].get("generation", 1))
-            admission = admit(spec, current, mind, generation, self._registry)
+            admission = admit(spec, current, mind, generation, self._registry, self._clock())
             return (admission.status.to_k8s() if admission.changed else None), admission
 
         body, admission = write_status(self._resources, PLAN, namespace, name, compute)

@@ -11,8 +11,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from minds.adapters.kube.client import current_namespace
 from minds.cli.main import app
-from minds.cli.plan_cmd import _default_namespace
 from minds.cli.plan_dot import quote, render_dot
 from minds.cli.plan_render import layout, render_header, render_show, render_tree, seconds
 from minds.devenv.install import repo_root
@@ -277,9 +277,9 @@ def test_the_default_namespace_is_the_contexts(tmp_path: Path) -> None:
             }
         )
     )
-    assert _default_namespace(kubeconfig, None) == "team-a"
-    assert _default_namespace(kubeconfig, "b") == "default"
-    assert _default_namespace(tmp_path / "absent", None) == "default"
+    assert current_namespace(str(kubeconfig), None) == "team-a"
+    assert current_namespace(str(kubeconfig), "b") == "default"
+    assert current_namespace(str(tmp_path / "absent"), None) == "default"
 
 
 # --- the tree --------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from sqlalchemy import (
     BigInteger,
     CheckConstraint,
     DateTime,
+    Double,
     ForeignKey,
     Index,
     MetaData,
@@ -22,7 +23,7 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # Explicit constraint names keep migrations reviewable and let later migrations drop or alter a
@@ -39,7 +40,13 @@ NAMING_CONVENTION = {
 # (volition_decisions, ...) attach the same function. See migration 0001.
 REFUSE_MUTATION_FUNCTION = "minds_refuse_mutation"
 
-APPEND_ONLY_TABLES = ("events", "executions", "execution_outcomes")
+APPEND_ONLY_TABLES = (
+    "events",
+    "executions",
+    "execution_outcomes",
+    "belief_evidence",
+    "procedural_memories",
+)
 
 # SQLSTATE the trigger function raises with, so a refusal is recognisable among other errors.
 APPEND_ONLY_SQLSTATE = "ML001"
@@ -132,4 +139,132 @@ class ExecutionOutcomeRow(Base):
     output: Mapped[Any] = mapped_column(JSONB, nullable=True)
     error: Mapped[str | None] = mapped_column(Text)
     finished_at: Mapped[datetime]
+    recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
+
+
+class IntentionRow(Base):
+    """Current state of one intention; updated in place, every change told by an event."""
+
+    __tablename__ = "intentions"
+    __table_args__ = (
+        Index(None, "namespace", "mind", "status"),
+        Index(None, "parent_id"),
+        CheckConstraint(
+            "status IN ('active', 'blocked', 'suspended', 'fulfilled', 'abandoned',"
+            " 'outcome_unverified')",
+            name="status",
+        ),
+        CheckConstraint("kind IN ('action', 'investigation')", name="kind"),
+        CheckConstraint("replans >= 0", name="replans"),
+        CheckConstraint("version >= 1", name="version"),
+    )
+
+    id: Mapped[str] = mapped_column(Text, primary_key=True)
+    namespace: Mapped[str] = mapped_column(Text)
+    mind: Mapped[str] = mapped_column(Text)
+    objective: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(Text)
+    reason: Mapped[str | None] = mapped_column(Text)
+    parent_id: Mapped[str | None] = mapped_column(Text, ForeignKey("intentions.id"))
+    subject: Mapped[str | None] = mapped_column(Text)
+    means_capability: Mapped[str | None] = mapped_column(Text)
+    means_parameters: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    requires_approval: Mapped[bool]
+    plan: Mapped[str | None] = mapped_column(Text)
+    replans: Mapped[int]
+    failed_strategies: Mapped[list[str]] = mapped_column(ARRAY(Text))
+    version: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+
+
+class BeliefRow(Base):
+    """Current state of one belief; its evidence is in `belief_evidence`."""
+
+    __tablename__ = "beliefs"
+    __table_args__ = (
+        Index(None, "namespace", "mind"),
+        CheckConstraint("confidence >= 0 AND confidence <= 1", name="confidence"),
+    )
+
+    id: Mapped[str] = mapped_column(Text, primary_key=True)
+    namespace: Mapped[str] = mapped_column(Text)
+    mind: Mapped[str] = mapped_column(Text)
+    statement: Mapped[str] = mapped_column(Text)
+    confidence: Mapped[float] = mapped_column(Double)
+    evidence_for: Mapped[int]
+    evidence_against: Mapped[int]
+    updated_at: Mapped[datetime]
+
+
+class BeliefEvidenceRow(Base):
+    """Append-only: one piece of evidence and what it did to the belief's confidence."""
+
+    __tablename__ = "belief_evidence"
+    __table_args__ = (
+        UniqueConstraint("key"),
+        Index(None, "belief_id"),
+        CheckConstraint("weight >= 0", name="weight"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    belief_id: Mapped[str] = mapped_column(Text, ForeignKey("beliefs.id"))
+    key: Mapped[str] = mapped_column(Text)
+    supports: Mapped[bool]
+    weight: Mapped[float] = mapped_column(Double)
+    note: Mapped[str] = mapped_column(Text)
+    confidence_before: Mapped[float] = mapped_column(Double)
+    confidence_after: Mapped[float] = mapped_column(Double)
+    occurred_at: Mapped[datetime]
+    recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
+
+
+class PredictionRow(Base):
+    """An expectation under test; updated once, when it is resolved."""
+
+    __tablename__ = "predictions"
+    __table_args__ = (
+        Index(None, "namespace", "mind", "status"),
+        CheckConstraint("status IN ('open', 'confirmed', 'refuted', 'expired')", name="status"),
+        CheckConstraint("confidence >= 0 AND confidence <= 1", name="confidence"),
+        CheckConstraint("window_end >= window_start", name="window"),
+        CheckConstraint("(status = 'open') = (resolved_at IS NULL)", name="resolved"),
+    )
+
+    id: Mapped[str] = mapped_column(Text, primary_key=True)
+    namespace: Mapped[str] = mapped_column(Text)
+    mind: Mapped[str] = mapped_column(Text)
+    plan: Mapped[str] = mapped_column(Text)
+    step: Mapped[str] = mapped_column(Text)
+    execution_id: Mapped[int | None] = mapped_column(BigInteger, ForeignKey("executions.id"))
+    belief_id: Mapped[str | None] = mapped_column(Text, ForeignKey("beliefs.id"))
+    criteria: Mapped[dict[str, Any]]
+    confidence: Mapped[float] = mapped_column(Double)
+    window_start: Mapped[datetime]
+    window_end: Mapped[datetime]
+    status: Mapped[str] = mapped_column(Text)
+    resolved_at: Mapped[datetime | None]
+    observation: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+
+
+class ProceduralMemoryRow(Base):
+    """Append-only: what one completed plan taught, in words."""
+
+    __tablename__ = "procedural_memories"
+    __table_args__ = (
+        Index(None, "namespace", "mind", "subject"),
+        CheckConstraint("confidence >= 0 AND confidence <= 1", name="confidence"),
+    )
+
+    id: Mapped[str] = mapped_column(Text, primary_key=True)
+    namespace: Mapped[str] = mapped_column(Text)
+    mind: Mapped[str] = mapped_column(Text)
+    subject: Mapped[str] = mapped_column(Text)
+    # Named `body` here because `text` would shadow sqlalchemy.text in the class body.
+    body: Mapped[str] = mapped_column("text", Text)
+    confidence: Mapped[float] = mapped_column(Double)
+    plan: Mapped[str] = mapped_column(Text)
+    revision: Mapped[int]
+    created_at: Mapped[datetime]
     recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))

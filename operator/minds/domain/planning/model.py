@@ -414,6 +414,7 @@ class IssueCode(StrEnum):
     IGNORED_FIELD = "ignored_field"
     TRUNCATED = "truncated"
     UNKNOWN_MIND = "unknown_mind"
+    SCHEMA = "schema"
 
 
 class ValidationIssue(Model):
@@ -480,6 +481,8 @@ class StepState(Model):
     grant_ref: Annotated[str, Field(max_length=253)] | None = None
     execution_ref: Annotated[str, Field(max_length=253)] | None = None
     prediction_ref: Annotated[str, Field(max_length=253)] | None = None
+    #: A monitor's check has held without interruption since this time.
+    holds_since: datetime | None = None
 
 
 class PlanStatusBlock(Model):

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from minds.domain.planning.model import Plan, PlanStatusBlock
+from minds.domain.planning.model import Budget, Plan, PlanStatusBlock, ResourceUse
 
 #: The spec of a Plan resource is the plan itself: one model, rendered both ways.
 PlanSpec = Plan
@@ -16,5 +16,9 @@ class PlanResourceStatus(PlanStatusBlock):
     """Status adds what ``kubectl get plans`` shows at a glance."""
 
     progress: Annotated[str, Field(max_length=32)] | None = None
+    #: The budget the executor enforces: the plan's, never more than its mind allows.
+    budget: Budget | None = None
+    #: What the plan is expected to cost, computed at admission (not trusted from the spec).
+    estimate: ResourceUse | None = None
     waiting_on: Annotated[str, Field(max_length=253)] | None = None
     observed_generation: int | None = None

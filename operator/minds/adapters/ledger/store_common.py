@@ -1,0 +1,72 @@
+"""What the ledger's store modules share: a session per call, and appending an event inside it.
+
+A change to current state (an intention's status, a belief's confidence) and the event that
+tells it are written in one transaction, so the ledger never shows one without the other.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from datetime import datetime
+
+from pydantic import JsonValue
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from minds.adapters.ledger.schema import EventRow
+from minds.domain.ledger import EventRecord, SubjectRef, mask_secrets
+
+__all__ = ["SessionOwner", "entity_event", "insert_event"]
+
+
+class SessionOwner:
+    """Base of the store mixins: `Ledger` provides the session."""
+
+    def session(self) -> AbstractContextManager[Session]:
+        """A session in one transaction: committed on success, rolled back on error."""
+        raise NotImplementedError
+
+
+def insert_event(session: Session, record: EventRecord) -> bool:
+    """Append one event in the caller's transaction; False if its key was already there."""
+    statement = (
+        insert(EventRow)
+        .values(
+            mind=record.mind,
+            namespace=record.namespace,
+            type=record.type,
+            subject_kind=record.subject.kind,
+            subject_name=record.subject.name,
+            subject_uid=record.subject.uid,
+            payload=mask_secrets(record.payload),
+            occurred_at=record.occurred_at,
+            idempotency_key=record.idempotency_key,
+        )
+        .on_conflict_do_nothing(index_elements=[EventRow.idempotency_key])
+        .returning(EventRow.id)
+    )
+    return session.execute(statement).scalar_one_or_none() is not None
+
+
+def entity_event(
+    *,
+    namespace: str,
+    mind: str,
+    type: str,
+    kind: str,
+    entity_id: str,
+    payload: dict[str, JsonValue],
+    at: datetime,
+    key: str,
+) -> EventRecord:
+    """An event about a ledger entity. Its id is both the subject's name and uid, so
+    `Ledger.events(subject_uid=id)` reads back the entity's whole story."""
+    return EventRecord(
+        mind=mind,
+        namespace=namespace,
+        type=type,
+        subject=SubjectRef(kind=kind, name=entity_id, uid=entity_id),
+        payload=payload,
+        occurred_at=at,
+        idempotency_key=key,
+    )

@@ -1,0 +1,1 @@
+"""The executor's rules: how steps move, computed from what was read; applied by the engine."""
