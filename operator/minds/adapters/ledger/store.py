@@ -5,6 +5,9 @@ ON CONFLICT DO NOTHING, so replaying a transition after a crash adds nothing; mi
 moved forward (newer generation, or a new uid after delete and re-create), so a replayed or stale
 observation leaves them as they are. Payloads and specs pass through `mask_secrets` first.
 
+Intentions, beliefs, predictions and procedural memories live in the store mixins
+(`store_intentions`, `store_beliefs`, `store_procedures`); `Ledger` exposes their methods.
+
 The API is synchronous; async callers run it in a thread (`asyncio.to_thread`).
 """
 
@@ -28,6 +31,10 @@ from minds.adapters.ledger.migrate import (
     schema_status_on,
 )
 from minds.adapters.ledger.schema import EventRow, ExecutionOutcomeRow, ExecutionRow, MindRow
+from minds.adapters.ledger.store_beliefs import BeliefStore
+from minds.adapters.ledger.store_common import insert_event
+from minds.adapters.ledger.store_intentions import IntentionStore
+from minds.adapters.ledger.store_procedures import ProcedureStore
 from minds.domain.executions import (
     ExecutionOrigin,
     ExecutionOutcome,
@@ -46,7 +53,7 @@ from minds.domain.ledger import (
 __all__ = ["Ledger"]
 
 
-class Ledger:
+class Ledger(IntentionStore, BeliefStore, ProcedureStore):
     """The Postgres ledger. Thread-safe: each call runs in its own session and transaction."""
 
     def __init__(self, engine: Engine) -> None:
@@ -183,24 +190,8 @@ class Ledger:
 
     def append_event(self, record: EventRecord) -> bool:
         """Append one event; True if a row was written, False if its key was already there."""
-        statement = (
-            insert(EventRow)
-            .values(
-                mind=record.mind,
-                namespace=record.namespace,
-                type=record.type,
-                subject_kind=record.subject.kind,
-                subject_name=record.subject.name,
-                subject_uid=record.subject.uid,
-                payload=mask_secrets(record.payload),
-                occurred_at=record.occurred_at,
-                idempotency_key=record.idempotency_key,
-            )
-            .on_conflict_do_nothing(index_elements=[EventRow.idempotency_key])
-            .returning(EventRow.id)
-        )
         with self.session() as session:
-            return session.execute(statement).scalar_one_or_none() is not None
+            return insert_event(session, record)
 
     def events(
         self,

@@ -11,6 +11,7 @@ Create Date: 2026-12-03
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 import sqlalchemy as sa
 from alembic import op
@@ -28,7 +29,7 @@ FOR EACH STATEMENT EXECUTE FUNCTION minds_refuse_mutation()
 """
 
 
-def _recorded_at() -> sa.Column[sa.DateTime]:
+def _recorded_at() -> sa.Column[datetime]:
     return sa.Column(
         "recorded_at",
         sa.DateTime(timezone=True),
@@ -86,9 +87,7 @@ def upgrade() -> None:
         sa.Column("evidence_against", sa.Integer(), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name="pk_beliefs"),
-        sa.CheckConstraint(
-            "confidence >= 0 AND confidence <= 1", name="ck_beliefs_confidence"
-        ),
+        sa.CheckConstraint("confidence >= 0 AND confidence <= 1", name="ck_beliefs_confidence"),
     )
     op.create_index("ix_beliefs_namespace_mind", "beliefs", ["namespace", "mind"])
 
@@ -140,9 +139,7 @@ def upgrade() -> None:
         sa.CheckConstraint(
             "status IN ('open', 'confirmed', 'refuted', 'expired')", name="ck_predictions_status"
         ),
-        sa.CheckConstraint(
-            "confidence >= 0 AND confidence <= 1", name="ck_predictions_confidence"
-        ),
+        sa.CheckConstraint("confidence >= 0 AND confidence <= 1", name="ck_predictions_confidence"),
         sa.CheckConstraint("window_end >= window_start", name="ck_predictions_window"),
         sa.CheckConstraint(
             "(status = 'open') = (resolved_at IS NULL)", name="ck_predictions_resolved"
