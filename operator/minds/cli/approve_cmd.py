@@ -10,7 +10,7 @@ from __future__ import annotations
 import typer
 
 from minds.adapters.kube.client import api_client, current_namespace
-from minds.adapters.kube.people import DecisionRefused, decide, whoami
+from minds.adapters.kube.people import DecisionRefused, decide, request_release, whoami
 
 NAMESPACE = typer.Option(
     None, "--namespace", "-n", help="Namespace of the Approval (default: the context's)."
@@ -58,3 +58,22 @@ def deny(
 ) -> None:
     """Deny a pending Approval as yourself."""
     _decide(name, "Denied", namespace, note, kubeconfig, context)
+
+
+def release(
+    plan: str,
+    step: str,
+    namespace: str | None = NAMESPACE,
+    kubeconfig: str | None = KUBECONFIG,
+    context: str | None = CONTEXT,
+) -> None:
+    """Let a blocked step run again, after you checked what it may have done."""
+    api = api_client(kubeconfig, context)
+    namespace = namespace or current_namespace(kubeconfig, context)
+    me = whoami(api)
+    try:
+        request_release(api, namespace, plan, step, me)
+    except DecisionRefused as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(f"plan {namespace}/{plan}: release of step {step} requested by {me}")

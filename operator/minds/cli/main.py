@@ -20,6 +20,7 @@ app.add_typer(plan_cmd.app, name="plan")
 app.command("demo")(dev_cmd.demo)
 app.command("approve")(approve_cmd.approve)
 app.command("deny")(approve_cmd.deny)
+app.command("release")(approve_cmd.release)
 
 
 if __name__ == "__main__":  # pragma: no cover

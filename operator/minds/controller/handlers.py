@@ -6,10 +6,12 @@ Business rules live in ``minds.domain``; writes happen in ``minds.engine`` throu
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 from typing import Any
 
 import kopf
 
+from minds.adapters.kube.people import RELEASE_ANNOTATION
 from minds.controller.settings import ControllerConfig
 from minds.controller.wiring import Wiring, build
 from minds.domain.resources.common import API_GROUP, API_VERSION
@@ -59,6 +61,7 @@ def mind_delete(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
 def plan_admit(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
     assert namespace is not None, "Plans are namespaced"
     memo.wiring.plans.admit(namespace, name)
+    memo.wiring.wakeups.wake(namespace, name)
 
 
 def _undecided(status: kopf.Status, **_: Any) -> bool:
@@ -68,16 +71,29 @@ def _undecided(status: kopf.Status, **_: Any) -> bool:
 @kopf.on.resume(API_GROUP, API_VERSION, APPROVAL.plural)
 @kopf.on.create(API_GROUP, API_VERSION, APPROVAL.plural)
 @kopf.on.update(API_GROUP, API_VERSION, APPROVAL.plural, field="spec")
-def approval_reconcile(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
+def approval_reconcile(
+    namespace: str | None, name: str, spec: kopf.Spec, memo: kopf.Memo, **_: Any
+) -> None:
     assert namespace is not None, "Approvals are namespaced"
     memo.wiring.approvals.reconcile(namespace, name)
+    _wake_asking_plan(memo, namespace, spec)
+
+
+def _wake_asking_plan(memo: kopf.Memo, namespace: str, spec: kopf.Spec) -> None:
+    plan = (spec.get("origin") or {}).get("plan")
+    if plan:
+        memo.wiring.wakeups.wake(namespace, plan)
 
 
 # Expiry is a matter of the clock, not of an event: look at open Approvals periodically.
 @kopf.timer(API_GROUP, API_VERSION, APPROVAL.plural, interval=5, when=_undecided)
-def approval_tick(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
+def approval_tick(
+    namespace: str | None, name: str, spec: kopf.Spec, memo: kopf.Memo, **_: Any
+) -> None:
     assert namespace is not None
-    memo.wiring.approvals.reconcile(namespace, name)
+    before = memo.wiring.approvals.reconcile(namespace, name)
+    if before.value != "Pending":
+        _wake_asking_plan(memo, namespace, spec)
 
 
 @kopf.on.resume(API_GROUP, API_VERSION, CAPABILITY_GRANT.plural)
@@ -101,3 +117,66 @@ def grant_tick(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> N
 @kopf.on.delete(API_GROUP, API_VERSION, CAPABILITY_GRANT.plural)
 def grant_delete(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     memo.wiring.grants.forget(dict(body))
+
+
+#: The fallback: an open plan is looked at at least this often even if nothing wakes it.
+PLAN_TICK_SECONDS = 15.0
+
+
+def _open_plan(status: kopf.Status, spec: kopf.Spec, **_: Any) -> bool:
+    return spec.get("origin") != "dream" and status.get("phase") in (
+        "validated",
+        "waiting",
+        "executing",
+        "awaiting_approval",
+        "blocked",
+        "completed",
+        "failed",
+    )
+
+
+@kopf.daemon(API_GROUP, API_VERSION, PLAN.plural, when=_open_plan, cancellation_timeout=10)
+def plan_daemon(
+    namespace: str | None, name: str, stopped: kopf.DaemonStopped, memo: kopf.Memo, **_: Any
+) -> None:
+    """Advance one plan: tick, then sleep until the status asks to look again (or a wake-up).
+    A tick re-reads everything, so stopping here at any point loses nothing."""
+    assert namespace is not None
+    wiring: Wiring = memo.wiring
+    try:
+        while not stopped:
+            result = wiring.executor.tick(namespace, name)
+            if result.phase is not None and result.phase.value in (
+                "completed",
+                "failed",
+                "superseded",
+                "abandoned",
+                "draft",
+            ):
+                return
+            delay = PLAN_TICK_SECONDS
+            if result.wake_at is not None:
+                until = (result.wake_at - datetime.now(UTC)).total_seconds()
+                delay = max(0.2, min(PLAN_TICK_SECONDS, until))
+            wiring.wakeups.sleep(namespace, name, delay, lambda: bool(stopped))
+    finally:
+        wiring.wakeups.forget(namespace, name)
+
+
+@kopf.on.field(API_GROUP, API_VERSION, PLAN.plural, field="metadata.annotations")
+def plan_release(
+    namespace: str | None,
+    name: str,
+    annotations: kopf.Annotations,
+    patch: kopf.Patch,
+    memo: kopf.Memo,
+    **_: Any,
+) -> None:
+    """``kubectl minds release PLAN STEP`` writes the annotation; the controller acts on it."""
+    value = annotations.get(RELEASE_ANNOTATION)
+    if not value or namespace is None:
+        return
+    step, _sep, by = value.partition(":")
+    memo.wiring.executor.release(namespace, name, step, by or "an operator")
+    patch.metadata.annotations[RELEASE_ANNOTATION] = None
+    memo.wiring.wakeups.wake(namespace, name)

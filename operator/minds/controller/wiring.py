@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import socket
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from minds.adapters.drivers import default_drivers
 from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
 from minds.adapters.ledger import Ledger, check_schema
 from minds.controller.settings import ControllerConfig
+from minds.controller.wakeups import Wakeups
 from minds.domain.capabilities.registry import REGISTRY
 from minds.engine.approval_service import ApprovalService
 from minds.engine.capability_service import CapabilityService
+from minds.engine.executor import Executor
 from minds.engine.grant_service import GrantService
 from minds.engine.mind_service import MindService
 from minds.engine.plan_service import PlanService
+from minds.engine.planning_service import PlanningService
 
 
 def utc_now() -> datetime:
@@ -29,6 +34,8 @@ class Wiring:
     capabilities: CapabilityService
     approvals: ApprovalService
     grants: GrantService
+    executor: Executor
+    wakeups: Wakeups = field(default_factory=Wakeups)
 
     def close(self) -> None:
         self.ledger.close()
@@ -62,6 +69,18 @@ def build(config: ControllerConfig) -> Wiring:
         resources=resources, ledger=ledger, events=events, capabilities=capabilities, clock=utc_now
     )
     grants = GrantService(resources=resources, ledger=ledger, events=events, clock=utc_now)
+    planning = PlanningService(resources=resources, clock=utc_now, registry=REGISTRY)
+    executor = Executor(
+        resources=resources,
+        ledger=ledger,
+        events=events,
+        capabilities=capabilities,
+        approvals=approvals,
+        planning=planning,
+        clock=utc_now,
+        registry=REGISTRY,
+        holder=f"{socket.gethostname()}-{os.getpid()}",
+    )
     return Wiring(
         ledger=ledger,
         minds=minds,
@@ -69,4 +88,5 @@ def build(config: ControllerConfig) -> Wiring:
         capabilities=capabilities,
         approvals=approvals,
         grants=grants,
+        executor=executor,
     )

@@ -92,6 +92,8 @@ def updated_confidence(confidence: float, supports: bool, weight: float = 1.0) -
         raise ValueError(f"weight must be a finite number >= 0, got {weight}")
     prior = min(max(confidence, MIN_CONFIDENCE), MAX_CONFIDENCE)
     step = weight * math.log(EVIDENCE_LIKELIHOOD_RATIO)
+    if step == 0.0:
+        return prior
     log_odds = math.log(prior / (1.0 - prior)) + (step if supports else -step)
     posterior = _clamp(_sigmoid(log_odds))
     # Rounding in the log-odds round trip must not move the confidence the wrong way.

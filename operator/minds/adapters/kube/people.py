@@ -57,3 +57,19 @@ def decide(
         )
     except ApiException as exc:
         raise DecisionRefused(_server_message(exc)) from exc
+
+
+RELEASE_ANNOTATION = f"{APPROVAL.group}/release"
+
+
+def request_release(api: client.ApiClient, namespace: str, plan: str, step: str, by: str) -> None:
+    """Ask the controller to release a blocked step: an annotation it acts on and removes."""
+    from minds.domain.resources.kinds import PLAN
+
+    body = {"metadata": {"annotations": {RELEASE_ANNOTATION: f"{step}:{by}"}}}
+    try:
+        client.CustomObjectsApi(api).patch_namespaced_custom_object(
+            PLAN.group, PLAN.version, namespace, PLAN.plural, plan, body
+        )
+    except ApiException as exc:
+        raise DecisionRefused(_server_message(exc)) from exc

@@ -66,6 +66,12 @@ FINAL_PLAN = frozenset(
 )
 
 
+#: Step kinds whose every run invokes the capability layer under a new origin key.
+COUNTED = frozenset(
+    {StepKind.CAPABILITY, StepKind.REQUEST_CAPABILITY, StepKind.VERIFY, StepKind.MONITOR}
+)
+
+
 class WorkKind(StrEnum):
     NONE = "none"
     RUN = "run"  # claimed: act on the step (the status to write holds the claim)
@@ -189,8 +195,10 @@ def next_work(
     now: datetime,
     holder: str,
     timeouts: Mapping[str, int],
+    skip: frozenset[str] = frozenset(),
 ) -> Work:
-    """The one piece of work to do next, in plan order; or when to look again."""
+    """The one piece of work to do next, in plan order; or when to look again. ``skip``: steps
+    already looked at in this pass (an Approval nobody has decided yet)."""
     by_key = states(status)
     wake: datetime | None = None
     for step in plan.steps:
@@ -204,7 +212,9 @@ def next_work(
                 wake = _earliest(wake, state.lease.expires_at)
             continue
         if state.status in (StepStatus.AWAITING_APPROVAL, StepStatus.AWAITING_GRANT):
-            return Work(WorkKind.FOLLOW, step.key)
+            if step.key not in skip:
+                return Work(WorkKind.FOLLOW, step.key)
+            continue
         if state.status is StepStatus.WAITING and state.next_run_at is not None:
             wake = _earliest(wake, state.next_run_at)
             continue
@@ -226,9 +236,10 @@ def claim(
     holder: str,
     timeouts: Mapping[str, int],
 ) -> PlanResourceStatus:
-    """ready -> executing, leased to ``holder``. Capability steps count an attempt here, so the
-    attempt number in the execution's origin key is fixed before anything acts."""
-    attempts = state.attempts + 1 if step.kind is StepKind.CAPABILITY else max(state.attempts, 1)
+    """ready -> executing, leased to ``holder``. Steps that invoke a capability count an attempt
+    (for checks: a poll) here, so the origin key of what they invoke is fixed before anything
+    acts, and each poll is a new observation rather than a replay of the first."""
+    attempts = state.attempts + 1 if step.kind in COUNTED else max(state.attempts, 1)
     return with_step(
         status,
         state.model_copy(
