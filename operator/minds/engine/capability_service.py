@@ -49,6 +49,7 @@ from minds.domain.resources.approval import (
 from minds.domain.resources.grant import CapabilityGrantSpec, CapabilityGrantStatus
 from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND
 from minds.domain.resources.mind import MindSpec, PolicyDecision
+from minds.engine import failpoints
 from minds.engine.conditional import write_status
 from minds.engine.ports import AlreadyExists, Clock, LedgerPort, NotFound, ResourcePort
 
@@ -377,10 +378,12 @@ class CapabilityService:
             authority=authority,
             started_at=self._clock(),
         )
+        failpoints.hit("before-write-ahead", inv.capability)
         row, inserted = self._ledger.begin_execution(record)
         assert row.id is not None
         if not inserted:
             return self._adopt(row)
+        failpoints.hit("after-write-ahead", inv.capability)
         subject = self._subject(inv)
         base: dict[str, JsonValue] = {
             "capability": inv.capability,
