@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -181,3 +182,27 @@ def test_controller_refuses_to_start_on_a_schema_behind(
     )
     assert proc.returncode == 2, proc.stderr
     assert "minds db upgrade" in proc.stderr
+
+
+def test_kopf_run_serves_the_same_handlers(
+    cluster: Cluster, namespace: str, e2e_database_url: str, tmp_path: Path
+) -> None:
+    """`kopf run -m minds.controller` is a supported way to run the controller."""
+    from minds.devenv.controller import start_controller, stop_controller
+
+    handle = start_controller(
+        kubeconfig=cluster.controller_kubeconfig,
+        database_url=e2e_database_url,
+        state_dir=tmp_path,
+        name="kopf-run",
+        via_kopf=True,
+    )
+    try:
+        handle.wait_ready()
+        manifest = with_namespace(EXAMPLE, namespace).replace(f"name: {NAME}", "name: via-kopf")
+        cluster.kubectl("apply", "-f", "-", input_=manifest)
+        assert ready(cluster, namespace, "via-kopf")["status"] == "True"
+        # This process handled it (another controller may be running in the session).
+        eventually(lambda: f"{namespace}/via-kopf" in handle.log(), what="kopf run handled it")
+    finally:
+        stop_controller(handle)

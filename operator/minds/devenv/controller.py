@@ -55,7 +55,20 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def controller_argv(liveness_url: str) -> list[str]:
+def controller_argv(liveness_url: str, *, via_kopf: bool = False) -> list[str]:
+    if via_kopf:
+        # The same handlers under kopf's own runner, as `kopf run -m minds.controller`.
+        return [
+            sys.executable,
+            "-m",
+            "kopf",
+            "run",
+            "-m",
+            "minds.controller",
+            "--all-namespaces",
+            "--standalone",
+            f"--liveness={liveness_url}",
+        ]
     return [sys.executable, "-m", "minds.cli.main", "controller", "run", "--liveness", liveness_url]
 
 
@@ -66,6 +79,7 @@ def start_controller(
     state_dir: Path,
     name: str = "controller",
     extra_env: dict[str, str] | None = None,
+    via_kopf: bool = False,
 ) -> ControllerHandle:
     env = {
         **os.environ,
@@ -78,7 +92,10 @@ def start_controller(
     log_path = state_dir / f"{name}.log"
     liveness_url = f"http://127.0.0.1:{free_port()}/healthz"
     proc = process.start(
-        controller_argv(liveness_url), pid_file=pid_file, log_path=log_path, env=env
+        controller_argv(liveness_url, via_kopf=via_kopf),
+        pid_file=pid_file,
+        log_path=log_path,
+        env=env,
     )
     return ControllerHandle(
         pid=proc.pid, pid_file=pid_file, log_path=log_path, liveness_url=liveness_url
