@@ -41,6 +41,7 @@ NAMING_CONVENTION = {
 REFUSE_MUTATION_FUNCTION = "minds_refuse_mutation"
 
 APPEND_ONLY_TABLES = (
+    "volition_decisions",
     "events",
     "executions",
     "execution_outcomes",
@@ -268,3 +269,58 @@ class ProceduralMemoryRow(Base):
     revision: Mapped[int]
     created_at: Mapped[datetime]
     recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
+
+
+class WantRow(Base):
+    """Current state of one want; its history is in events and volition_decisions."""
+
+    __tablename__ = "wants"
+    __table_args__ = (Index(None, "namespace", "mind", "status"),)
+
+    id: Mapped[str] = mapped_column(Text, primary_key=True)
+    namespace: Mapped[str] = mapped_column(Text)
+    mind: Mapped[str] = mapped_column(Text)
+    subject: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(Text)
+    strength: Mapped[float] = mapped_column(Double)
+    data: Mapped[dict[str, Any]]
+    version: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+
+
+class CommitmentStateRow(Base):
+    """The state each commitment of a mind is in (active, due, overdue, ...)."""
+
+    __tablename__ = "commitment_states"
+    __table_args__ = (PrimaryKeyConstraint("namespace", "mind", "name"),)
+
+    namespace: Mapped[str] = mapped_column(Text)
+    mind: Mapped[str] = mapped_column(Text)
+    name: Mapped[str] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(Text)
+    reason: Mapped[str | None] = mapped_column(Text)
+    updated_at: Mapped[datetime]
+
+
+class VolitionDecisionRow(Base):
+    """Append-only: one choice (derivation, conflict resolution, formation, ...) with the
+    inputs and scores that produced it."""
+
+    __tablename__ = "volition_decisions"
+    __table_args__ = (
+        UniqueConstraint("idempotency_key"),
+        Index(None, "namespace", "mind", "decided_at"),
+        Index(None, "subjects", postgresql_using="gin"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    namespace: Mapped[str] = mapped_column(Text)
+    mind: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(Text)
+    outcome: Mapped[str] = mapped_column(Text)
+    subjects: Mapped[dict[str, Any]]
+    data: Mapped[dict[str, Any]]
+    decided_at: Mapped[datetime]
+    recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
+    idempotency_key: Mapped[str] = mapped_column(Text)

@@ -35,6 +35,7 @@ from minds.adapters.ledger.store_beliefs import BeliefStore
 from minds.adapters.ledger.store_common import insert_event
 from minds.adapters.ledger.store_intentions import IntentionStore
 from minds.adapters.ledger.store_procedures import ProcedureStore
+from minds.adapters.ledger.store_volition import VolitionStore
 from minds.domain.executions import (
     ExecutionOrigin,
     ExecutionOutcome,
@@ -53,7 +54,7 @@ from minds.domain.ledger import (
 __all__ = ["Ledger"]
 
 
-class Ledger(IntentionStore, BeliefStore, ProcedureStore):
+class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
     """The Postgres ledger. Thread-safe: each call runs in its own session and transaction."""
 
     def __init__(self, engine: Engine) -> None:

@@ -1,0 +1,225 @@
+"""Volition in the ledger: wants, commitment states, and the append-only record of choices.
+
+Wants are stored as their model's JSON with a few columns to query by; the domain owns their
+shape. Every choice is one row of ``volition_decisions``, keyed so a replayed cycle writes
+nothing twice; a change of a want or a commitment state also appends an event, in the same
+transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pydantic import JsonValue
+from sqlalchemy import select, text
+from sqlalchemy.dialects.postgresql import insert
+
+from minds.adapters.ledger.schema import CommitmentStateRow, VolitionDecisionRow, WantRow
+from minds.adapters.ledger.store_common import SessionOwner, entity_event, insert_event
+from minds.domain.ledger import idempotency_key, mask_secrets
+
+__all__ = ["DecisionRow", "VolitionStore"]
+
+
+@dataclass(frozen=True)
+class DecisionRow:
+    id: int
+    namespace: str
+    mind: str
+    kind: str
+    outcome: str
+    subjects: dict[str, Any]
+    data: dict[str, Any]
+    decided_at: datetime
+
+
+class VolitionStore(SessionOwner):
+    engine: Any
+
+    def upsert_want(
+        self,
+        *,
+        namespace: str,
+        mind: str,
+        want_id: str,
+        subject: str,
+        status: str,
+        strength: float,
+        data: Mapping[str, JsonValue],
+        at: datetime,
+    ) -> bool:
+        """Create or update a want; an event tells each change. False: nothing changed."""
+        payload = mask_secrets(dict(data))
+        with self.session() as session:
+            row = session.get(WantRow, want_id, with_for_update=True)
+            if row is not None and row.status == status and row.data == payload:
+                return False
+            if row is None:
+                row = WantRow(
+                    id=want_id,
+                    namespace=namespace,
+                    mind=mind,
+                    subject=subject,
+                    status=status,
+                    strength=strength,
+                    data=payload,
+                    version=1,
+                    created_at=at,
+                    updated_at=at,
+                )
+                session.add(row)
+                event_type = "want_derived"
+            else:
+                event_type = "want_updated" if row.status == status else f"want_{status}"
+                row.status, row.strength, row.data = status, strength, payload
+                row.version += 1
+                row.updated_at = at
+            session.flush()
+            insert_event(
+                session,
+                entity_event(
+                    namespace=namespace,
+                    mind=mind,
+                    type=event_type,
+                    kind="Want",
+                    entity_id=want_id,
+                    payload={"subject": subject, "status": status, "strength": strength},
+                    at=at,
+                    key=idempotency_key("want", want_id, str(row.version)),
+                ),
+            )
+            return True
+
+    def wants(self, namespace: str, mind: str, status: str | None = None) -> list[dict[str, Any]]:
+        query = select(WantRow).where(WantRow.namespace == namespace, WantRow.mind == mind)
+        if status is not None:
+            query = query.where(WantRow.status == status)
+        with self.session() as session:
+            return [
+                dict(r.data) for r in session.execute(query.order_by(WantRow.created_at)).scalars()
+            ]
+
+    def record_decision(
+        self,
+        *,
+        namespace: str,
+        mind: str,
+        kind: str,
+        outcome: str,
+        subjects: Mapping[str, str],
+        data: Mapping[str, JsonValue],
+        at: datetime,
+        key: str,
+    ) -> bool:
+        """Append one choice; False if its key was already recorded (a replayed cycle)."""
+        statement = (
+            insert(VolitionDecisionRow)
+            .values(
+                namespace=namespace,
+                mind=mind,
+                kind=kind,
+                outcome=outcome,
+                subjects=dict(subjects),
+                data=mask_secrets(dict(data)),
+                decided_at=at,
+                idempotency_key=key,
+            )
+            .on_conflict_do_nothing(index_elements=[VolitionDecisionRow.idempotency_key])
+            .returning(VolitionDecisionRow.id)
+        )
+        with self.session() as session:
+            return session.execute(statement).scalar_one_or_none() is not None
+
+    def decisions(
+        self,
+        *,
+        namespace: str,
+        mind: str | None = None,
+        kind: str | None = None,
+        subject: tuple[str, str] | None = None,
+    ) -> list[DecisionRow]:
+        """Choices in the order made; ``subject`` = (role, id), e.g. ("intention", "int-...")."""
+        query = select(VolitionDecisionRow).where(VolitionDecisionRow.namespace == namespace)
+        if mind is not None:
+            query = query.where(VolitionDecisionRow.mind == mind)
+        if kind is not None:
+            query = query.where(VolitionDecisionRow.kind == kind)
+        if subject is not None:
+            query = query.where(VolitionDecisionRow.subjects.contains({subject[0]: subject[1]}))
+        with self.session() as session:
+            return [
+                DecisionRow(
+                    r.id,
+                    r.namespace,
+                    r.mind,
+                    r.kind,
+                    r.outcome,
+                    dict(r.subjects),
+                    dict(r.data),
+                    r.decided_at,
+                )
+                for r in session.execute(query.order_by(VolitionDecisionRow.id)).scalars()
+            ]
+
+    def set_commitment_state(
+        self, namespace: str, mind: str, name: str, state: str, reason: str | None, at: datetime
+    ) -> bool:
+        """Move a commitment to ``state``; False if it already was there."""
+        with self.session() as session:
+            row = session.get(CommitmentStateRow, (namespace, mind, name), with_for_update=True)
+            if row is not None and row.state == state:
+                return False
+            if row is None:
+                session.add(
+                    CommitmentStateRow(
+                        namespace=namespace,
+                        mind=mind,
+                        name=name,
+                        state=state,
+                        reason=reason,
+                        updated_at=at,
+                    )
+                )
+            else:
+                row.state, row.reason, row.updated_at = state, reason, at
+            insert_event(
+                session,
+                entity_event(
+                    namespace=namespace,
+                    mind=mind,
+                    type=f"commitment_{state}",
+                    kind="Commitment",
+                    entity_id=f"{mind}/{name}",
+                    payload={"commitment": name, "reason": reason},
+                    at=at,
+                    key=idempotency_key("commitment", namespace, mind, name, state, at.isoformat()),
+                ),
+            )
+            return True
+
+    def commitment_states(self, namespace: str, mind: str) -> dict[str, str]:
+        query = select(CommitmentStateRow).where(
+            CommitmentStateRow.namespace == namespace, CommitmentStateRow.mind == mind
+        )
+        with self.session() as session:
+            return {r.name: r.state for r in session.execute(query).scalars()}
+
+    @contextmanager
+    def cycle_lock(self, namespace: str, mind: str) -> Iterator[bool]:
+        """Hold a session advisory lock for one mind's cycle; yields False if another holder
+        (another controller) has it. Released when the block ends, or if the process dies."""
+        key = int(idempotency_key("cycle", namespace, mind)[:15], 16)
+        with self.engine.connect() as connection:
+            got = bool(
+                connection.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar()
+            )
+            try:
+                yield got
+            finally:
+                if got:
+                    connection.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+                    connection.commit()

@@ -1,0 +1,63 @@
+"""Wants, commitment states, choices and the cycle lock against a real Postgres."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+
+from minds.adapters.ledger import APPEND_ONLY_SQLSTATE, Ledger
+
+pytestmark = pytest.mark.integration
+NOW = datetime(2026, 12, 2, tzinfo=UTC)
+
+
+def test_want_changes_are_told_once(ledger: Ledger) -> None:
+    kw = dict(namespace="ns", mind="m", want_id="w1", subject="ns/atlas", strength=0.6, at=NOW)
+    assert ledger.upsert_want(status="active", data={"strength": 0.6}, **kw)  # type: ignore[arg-type]
+    assert not ledger.upsert_want(status="active", data={"strength": 0.6}, **kw)  # type: ignore[arg-type]
+    assert ledger.upsert_want(status="satisfied", data={"strength": 0.6}, **kw)  # type: ignore[arg-type]
+    types = [e.type for e in ledger.events(namespace="ns", mind="m")]
+    assert types == ["want_derived", "want_satisfied"]
+    assert ledger.wants("ns", "m", status="satisfied") == [{"strength": 0.6}]
+
+
+def test_decisions_are_append_only_and_idempotent(ledger: Ledger) -> None:
+    args = dict(
+        namespace="ns",
+        mind="m",
+        kind="formation",
+        outcome="formed",
+        subjects={"want": "w1", "intention": "i1"},
+        data={"score": 0.7},
+        at=NOW,
+        key="k1",
+    )
+    assert ledger.record_decision(**args)  # type: ignore[arg-type]
+    assert not ledger.record_decision(**args)  # type: ignore[arg-type]
+    [found] = ledger.decisions(namespace="ns", subject=("intention", "i1"))
+    assert found.data == {"score": 0.7}
+    assert ledger.decisions(namespace="ns", subject=("intention", "other")) == []
+    with pytest.raises(DBAPIError) as caught, ledger.session() as session:
+        session.execute(text("UPDATE volition_decisions SET outcome = 'x'"))
+    assert caught.value.orig.sqlstate == APPEND_ONLY_SQLSTATE  # type: ignore[union-attr]
+
+
+def test_commitment_state_moves_once(ledger: Ledger) -> None:
+    assert ledger.set_commitment_state("ns", "m", "c1", "active", None, NOW)
+    assert not ledger.set_commitment_state("ns", "m", "c1", "active", None, NOW)
+    assert ledger.set_commitment_state("ns", "m", "c1", "due", "due now", NOW + timedelta(1))
+    assert ledger.commitment_states("ns", "m") == {"c1": "due"}
+
+
+def test_one_cycle_of_a_mind_at_a_time(ledger: Ledger) -> None:
+    with ledger.cycle_lock("ns", "m") as first:
+        assert first
+        with ledger.cycle_lock("ns", "m") as second:
+            assert not second
+        with ledger.cycle_lock("ns", "other") as unrelated:
+            assert unrelated
+    with ledger.cycle_lock("ns", "m") as again:
+        assert again
