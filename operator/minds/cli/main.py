@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from minds.cli import approve_cmd, controller_cmd, crds_cmd, db_cmd, dev_cmd, plan_cmd
+from minds.cli import approve_cmd, controller_cmd, crds_cmd, db_cmd, dev_cmd, plan_cmd, why_cmd
 
 app = typer.Typer(
     name="minds",
@@ -21,6 +21,8 @@ app.command("demo")(dev_cmd.demo)
 app.command("approve")(approve_cmd.approve)
 app.command("deny")(approve_cmd.deny)
 app.command("release")(approve_cmd.release)
+app.command("why")(why_cmd.why)
+app.command("timeline")(why_cmd.timeline)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,83 @@
+"""``minds why`` and ``minds timeline``: what a mind did, and why, from the ledger."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import typer
+
+from minds.adapters.kube.client import KubeResources, api_client, current_namespace
+from minds.adapters.ledger import Ledger
+from minds.engine.why import Explainer
+
+NAMESPACE = typer.Option(None, "--namespace", "-n", help="Default: the context's namespace.")
+OUTPUT = typer.Option("text", "--output", "-o", help="text or json.")
+KUBECONFIG = typer.Option(None, "--kubeconfig", envvar="KUBECONFIG")
+CONTEXT = typer.Option(None, "--context")
+DATABASE = typer.Option(
+    None, "--database-url", envvar="MINDS_DATABASE_URL", help="The ledger (Postgres URL)."
+)
+
+
+def _explainer(
+    kubeconfig: str | None, context: str | None, database_url: str | None
+) -> tuple[Explainer, Ledger]:
+    url = database_url or os.environ.get("MINDS_DATABASE_URL")
+    if not url:
+        typer.echo("error: the ledger is needed: set MINDS_DATABASE_URL", err=True)
+        raise typer.Exit(2)
+    ledger = Ledger.from_url(url)
+    return Explainer(
+        resources=KubeResources(api_client(kubeconfig, context)), ledger=ledger
+    ), ledger
+
+
+def why(
+    target: str = typer.Argument(..., help="KIND/NAME: plan/NAME or approval/NAME."),
+    step: str | None = typer.Argument(None, help="A step key of the plan, such as P1."),
+    namespace: str | None = NAMESPACE,
+    output: str = OUTPUT,
+    kubeconfig: str | None = KUBECONFIG,
+    context: str | None = CONTEXT,
+    database_url: str | None = DATABASE,
+) -> None:
+    """Walk from an action back to the plan, intention, want and what started it."""
+    kind, _, name = target.partition("/")
+    if not name:
+        typer.echo("error: name the object as KIND/NAME, e.g. plan/atlas-keeper-1a2b-r1", err=True)
+        raise typer.Exit(2)
+    explainer, ledger = _explainer(kubeconfig, context, database_url)
+    with ledger:
+        try:
+            links = explainer.why(
+                namespace or current_namespace(kubeconfig, context), kind, name, step
+            )
+        except ValueError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from exc
+    if output == "json":
+        typer.echo(json.dumps([link.to_dict() for link in links], indent=2, default=str))
+        return
+    for depth, link in enumerate(links):
+        arrow = "" if depth == 0 else "  " * (depth - 1) + "└ because "
+        typer.echo(f"{arrow}{link.kind} {link.name}: {link.summary}")
+
+
+def timeline(
+    mind: str = typer.Argument(..., help="The Mind's name."),
+    namespace: str | None = NAMESPACE,
+    output: str = OUTPUT,
+    kubeconfig: str | None = KUBECONFIG,
+    context: str | None = CONTEXT,
+    database_url: str | None = DATABASE,
+) -> None:
+    """The mind's agency timeline: every event and choice, in order."""
+    explainer, ledger = _explainer(kubeconfig, context, database_url)
+    with ledger:
+        items = explainer.timeline(namespace or current_namespace(kubeconfig, context), mind)
+    if output == "json":
+        typer.echo(json.dumps(items, indent=2, default=str))
+        return
+    for item in items:
+        typer.echo(f"{item['at']}  {item['what']:<28} {item['about']}")

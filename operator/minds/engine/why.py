@@ -1,0 +1,205 @@
+"""Forensic why: walk the ledger from an action back to what started it.
+
+An executed step leads to its plan, the plan to its intention, the intention to the formation
+decision that formed it, and that to the want it served, whose derivation names the
+observation, prediction error, goal, request or commitment that started it. Each link carries
+the decision's own inputs and scores, as recorded when it was made: nothing is reconstructed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from minds.domain.resources.kinds import APPROVAL, PLAN
+from minds.engine.ports import NotFound, ResourcePort
+
+
+@dataclass
+class Link:
+    """One step of the answer: what it is, a one-line account, and the recorded detail."""
+
+    kind: str
+    name: str
+    summary: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "summary": self.summary,
+            "detail": self.detail,
+        }
+
+
+class Explainer:
+    def __init__(self, *, resources: ResourcePort, ledger: Any) -> None:
+        self._resources = resources
+        self._ledger = ledger
+
+    def why(self, namespace: str, kind: str, name: str, step: str | None = None) -> list[Link]:
+        kind = kind.lower().rstrip("s")
+        if kind == "approval":
+            approval = self._resources.get(APPROVAL, namespace, name)
+            origin = approval["spec"].get("origin") or {}
+            links = [self._approval_link(approval)]
+            if origin.get("plan"):
+                links += self.why(namespace, "plan", origin["plan"], origin.get("step"))
+            return links
+        if kind != "plan":
+            raise ValueError(f"why explains plans and approvals, not {kind!r}")
+        return self._plan_chain(namespace, name, step)
+
+    def _approval_link(self, approval: dict[str, Any]) -> Link:
+        spec, status = approval["spec"], approval.get("status") or {}
+        who = spec.get("decidedBy")
+        summary = f"{spec.get('capability')} on {spec.get('target')}: {status.get('phase')}"
+        if who:
+            summary += f" ({spec.get('decision')} by {who})"
+        return Link(
+            "Approval",
+            approval["metadata"]["name"],
+            summary,
+            {"explanation": spec.get("explanation"), "note": spec.get("note")},
+        )
+
+    def _plan_chain(self, namespace: str, name: str, step: str | None) -> list[Link]:
+        links: list[Link] = []
+        try:
+            plan = self._resources.get(PLAN, namespace, name)
+        except NotFound:
+            plan = None
+        spec = (plan or {}).get("spec") or {}
+        status = (plan or {}).get("status") or {}
+        if step:
+            links += self._step_links(namespace, name, step, spec, status)
+        links.append(
+            Link(
+                "Plan",
+                name,
+                f"{spec.get('strategy')} plan (revision {spec.get('revision')}, origin "
+                f"{spec.get('origin')}) for: {spec.get('objective')}; phase {status.get('phase')}",
+                {"supersedes": spec.get("supersedes"), "alternatives": spec.get("alternatives")},
+            )
+        )
+        intention_id = spec.get("intention")
+        if not intention_id:
+            return links
+        links += self._intention_chain(namespace, intention_id)
+        return links
+
+    def _step_links(
+        self, namespace: str, plan: str, step: str, spec: dict[str, Any], status: dict[str, Any]
+    ) -> list[Link]:
+        links: list[Link] = []
+        state: dict[str, Any] = next(
+            (s for s in status.get("steps") or [] if s.get("key") == step), {}
+        )
+        definition: dict[str, Any] = next(
+            (s for s in spec.get("steps") or [] if s.get("key") == step), {}
+        )
+        links.append(
+            Link(
+                "Step",
+                f"{plan}/{step}",
+                f"{definition.get('title')}: {state.get('status', 'pending')}"
+                + (f" ({state['reason']})" if state.get("reason") else ""),
+                {"observation": state.get("observation"), "attempts": state.get("attempts")},
+            )
+        )
+        for execution in self._ledger.executions(namespace=namespace):
+            if execution.origin.plan != plan or execution.origin.step != step:
+                continue
+            found = self._ledger.execution(execution.origin_key)
+            outcome = found[1] if found else None
+            authority = execution.authority
+            granted = (
+                f"approval {authority.get('approval')}"
+                if authority.get("approval")
+                else f"grant {authority.get('grant')}"
+                if authority.get("grant")
+                else "policy"
+            )
+            links.append(
+                Link(
+                    "Execution",
+                    str(execution.id),
+                    f"{execution.capability} on {execution.target}, authorised by {granted}: "
+                    + (outcome.summary if outcome else "outcome unknown"),
+                    {"trail": authority.get("trail"), "attempt": execution.origin.attempt},
+                )
+            )
+        return links
+
+    def _intention_chain(self, namespace: str, intention_id: str) -> list[Link]:
+        links: list[Link] = []
+        intention = self._ledger.intention(intention_id)
+        if intention is None:
+            return [Link("Intention", intention_id, "not in the ledger")]
+        links.append(
+            Link(
+                "Intention",
+                intention.id,
+                f"{intention.objective} ({intention.status.value}"
+                + (f": {intention.reason}" if intention.reason else "")
+                + ")",
+                {"replans": intention.replans, "failedStrategies": intention.failed_strategies},
+            )
+        )
+        for decision in self._ledger.decisions(
+            namespace=namespace, subject=("intention", intention.id)
+        ):
+            links.append(
+                Link(
+                    "Decision",
+                    f"{decision.kind}#{decision.id}",
+                    f"{decision.kind}: {decision.outcome}",
+                    decision.data,
+                )
+            )
+            want = decision.subjects.get("want")
+            if decision.kind == "formation" and want:
+                links += self._want_chain(namespace, want)
+        if intention.parent_id:
+            links += self._intention_chain(namespace, intention.parent_id)
+        return links
+
+    def _want_chain(self, namespace: str, want_id: str) -> list[Link]:
+        links: list[Link] = []
+        for decision in self._ledger.decisions(namespace=namespace, subject=("want", want_id)):
+            if decision.kind == "formation":
+                continue
+            origin = decision.data.get("origin") or decision.data.get("want", {}).get("origin")
+            links.append(
+                Link(
+                    "Want",
+                    want_id,
+                    f"{decision.kind}: {decision.outcome}"
+                    + (f" (from {origin})" if origin else ""),
+                    decision.data,
+                )
+            )
+        return links
+
+    def timeline(self, namespace: str, mind: str) -> list[dict[str, Any]]:
+        """Everything the mind did and chose, in order: ledger events and decisions merged."""
+        items: list[dict[str, Any]] = [
+            {
+                "at": e.occurred_at.isoformat(),
+                "what": e.type,
+                "about": f"{e.subject.kind}/{e.subject.name}",
+                "detail": e.payload,
+            }
+            for e in self._ledger.events(namespace=namespace, mind=mind)
+        ]
+        items += [
+            {
+                "at": d.decided_at.isoformat(),
+                "what": f"decision:{d.kind}",
+                "about": ", ".join(f"{k}={v}" for k, v in sorted(d.subjects.items())),
+                "detail": {"outcome": d.outcome, **d.data},
+            }
+            for d in self._ledger.decisions(namespace=namespace, mind=mind)
+        ]
+        return sorted(items, key=lambda item: item["at"])
