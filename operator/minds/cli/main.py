@@ -23,6 +23,8 @@ app.command("deny")(approve_cmd.deny)
 app.command("release")(approve_cmd.release)
 app.command("why")(why_cmd.why)
 app.command("timeline")(why_cmd.timeline)
+app.command("fork")(why_cmd.fork)
+app.command("ask")(why_cmd.ask)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 import typer
 
@@ -81,3 +82,81 @@ def timeline(
         return
     for item in items:
         typer.echo(f"{item['at']}  {item['what']:<28} {item['about']}")
+
+
+def fork(
+    source: str = typer.Argument(..., help="The Mind to fork."),
+    new: str = typer.Argument(..., help="The new Mind's name."),
+    namespace: str | None = NAMESPACE,
+    kubeconfig: str | None = KUBECONFIG,
+    context: str | None = CONTEXT,
+    database_url: str | None = DATABASE,
+) -> None:
+    """A new Mind with the source's knowledge (beliefs, wants, procedures) and none of its
+    work: inherited intentions are suspended; plans, approvals and grants stay behind."""
+    from datetime import UTC, datetime
+
+    from minds.engine.fork_service import ForkService
+
+    url = database_url or os.environ.get("MINDS_DATABASE_URL")
+    if not url:
+        typer.echo("error: the ledger is needed: set MINDS_DATABASE_URL", err=True)
+        raise typer.Exit(2)
+    with Ledger.from_url(url) as ledger:
+        service = ForkService(
+            resources=KubeResources(api_client(kubeconfig, context)),
+            ledger=ledger,
+            clock=lambda: datetime.now(UTC),
+        )
+        try:
+            forked = service.fork(namespace or current_namespace(kubeconfig, context), source, new)
+        except ValueError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from exc
+    typer.echo(
+        f"mind {forked.name} forked from {source}: {forked.beliefs} beliefs, "
+        f"{forked.wants} wants, {forked.procedures} procedures, "
+        f"{forked.intentions} intentions (suspended)"
+    )
+
+
+def ask(
+    mind: str = typer.Argument(..., help="The Mind to ask."),
+    text: str = typer.Argument(..., help="The question or request, in plain words."),
+    namespace: str | None = NAMESPACE,
+    kubeconfig: str | None = KUBECONFIG,
+    context: str | None = CONTEXT,
+) -> None:
+    """Put a question or request to a mind; it becomes a want in its next cycle."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    from minds.domain.ledger import idempotency_key
+    from minds.domain.resources.kinds import MIND
+
+    api = api_client(kubeconfig, context)
+    namespace = namespace or current_namespace(kubeconfig, context)
+    name = f"ask-{idempotency_key('ask', mind, text)[:10]}"
+    custom = client.CustomObjectsApi(api)
+    try:
+        body: dict[str, Any] = custom.get_namespaced_custom_object(  # type: ignore[assignment]
+            MIND.group, MIND.version, namespace, MIND.plural, mind
+        )
+        requests = list((body.get("spec") or {}).get("requests") or [])
+        if all(r.get("name") != name for r in requests):
+            requests.append({"name": name, "text": text})
+        custom.patch_namespaced_custom_object(
+            MIND.group,
+            MIND.version,
+            namespace,
+            MIND.plural,
+            mind,
+            {
+                "metadata": {"resourceVersion": body["metadata"]["resourceVersion"]},
+                "spec": {"requests": requests},
+            },
+        )
+    except ApiException as exc:
+        typer.echo(f"error: {exc.reason}: {exc.body}", err=True)
+        raise typer.Exit(1) from exc
+    typer.echo(f"asked {namespace}/{mind} ({name})")
