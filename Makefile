@@ -50,6 +50,10 @@ unit: venv ## Unit and property tests only (no services).
 test: venv devcluster lint ## Every check and test; starts and stops the services it needs.
 	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(BIN)/pytest tests
 
+.PHONY: bench
+bench: venv devcluster ## Benchmark the executor on a fresh devcluster; rewrites docs/benchmarks.md.
+	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(BIN)/python -m bench.executor_bench
+
 .PHONY: demo
 demo: venv tools ## Start everything, apply examples/mind.yaml, show it becoming Ready.
 ifeq ($(KUBECONFIG),)

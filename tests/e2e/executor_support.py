@@ -3,8 +3,24 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import subprocess
+import sys
+import uuid
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+import yaml
+
+from minds.adapters.kube.client import KubeResources, api_client
+from minds.adapters.ledger import Ledger
+from minds.domain.capabilities.registry import REGISTRY
+from minds.domain.executions import ExecutionRecord
+from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus, intention_id
+from minds.engine.planning_service import PlanningService
 from tests.fixtures.cluster import Cluster
 from tests.fixtures.waiting import eventually
 
@@ -150,3 +166,133 @@ def running_check(namespace: str) -> dict[str, Any]:
         "comparison": "equals",
         "value": "running",
     }
+
+
+def plan_body(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
+    return json.loads(cluster.kubectl("get", "plan", name, "-n", namespace, "-o", "json").stdout)
+
+
+def plan_names(cluster: Cluster, namespace: str) -> list[str]:
+    listed = json.loads(cluster.kubectl("get", "plans", "-n", namespace, "-o", "json").stdout)
+    return sorted(item["metadata"]["name"] for item in listed["items"])
+
+
+def intention_of(ledger: Ledger, cluster: Cluster, namespace: str, plan: str) -> IntentionRecord:
+    """The plan's intention: the one it names, or the implicit one of an operator's plan."""
+    body = plan_body(cluster, namespace, plan)
+    wanted = body["spec"].get("intention") or intention_id("plan", body["metadata"]["uid"])
+    found = eventually(lambda: ledger.intention(wanted), what=f"intention of {plan}")
+    assert found is not None
+    return found
+
+
+def intention_status(
+    ledger: Ledger, intention: str, *statuses: IntentionStatus, timeout: float = 60
+) -> IntentionRecord:
+    def probe() -> IntentionRecord | None:
+        found = ledger.intention(intention)
+        return found if found is not None and found.status in statuses else None
+
+    return eventually(probe, timeout=timeout, what=f"intention {intention} in {statuses}")
+
+
+def executions_by_step(
+    ledger: Ledger, namespace: str, capability: str | None = None
+) -> dict[tuple[str, str], list[ExecutionRecord]]:
+    """The ledger's execution rows grouped by the (plan, step) that invoked them; checks
+    (verify, monitor, precondition) carry their own label in the plan uid."""
+    grouped: dict[tuple[str, str], list[ExecutionRecord]] = defaultdict(list)
+    for record in ledger.executions(namespace=namespace, capability=capability):
+        grouped[(record.origin.plan_uid or "", record.origin.step or "")].append(record)
+    return dict(grouped)
+
+
+def steps_of(status: dict[str, Any]) -> dict[str, str]:
+    return {s["key"]: s["status"] for s in status.get("steps", [])}
+
+
+def form_intention(
+    ledger: Ledger,
+    namespace: str,
+    *,
+    mind_name: str = "keeper",
+    workload_name: str = "atlas-worker",
+    replans: int = 0,
+) -> IntentionRecord:
+    """An intention the volition layer would form: restart the workload, as the means."""
+    now = datetime.now(UTC)
+    record = IntentionRecord(
+        id=f"int-{uuid.uuid4().hex[:16]}",
+        namespace=namespace,
+        mind=mind_name,
+        objective=f"Bring {workload_name} back to running normally",
+        kind=IntentionKind.ACTION,
+        subject=f"{namespace}/{workload_name}",
+        means_capability="service.restart",
+        means_parameters={"namespace": namespace, "name": workload_name},
+        replans=replans,
+        created_at=now,
+        updated_at=now,
+    )
+    formed, _ = ledger.form_intention(record)
+    return formed
+
+
+def planning_service(cluster: Cluster) -> PlanningService:
+    """The planner in-process, writing Plans with the controller's own credentials."""
+    api = api_client(str(cluster.controller_kubeconfig))
+    return PlanningService(
+        resources=KubeResources(api), clock=lambda: datetime.now(UTC), registry=REGISTRY
+    )
+
+
+def read_step(key: str, namespace: str, *depends_on: str, **over: Any) -> dict[str, Any]:
+    return {
+        "key": key,
+        "title": f"read atlas-worker ({key})",
+        "kind": "capability",
+        "capability": "service.status",
+        "parameters": workload(namespace),
+        "dependsOn": list(depends_on),
+        **over,
+    }
+
+
+def kube_events(cluster: Cluster, namespace: str, name: str) -> str:
+    return str(
+        cluster.kubectl(
+            "get", "events", "-n", namespace, "--field-selector", f"involvedObject.name={name}"
+        ).stdout
+    )
+
+
+def user_kubeconfig(cluster: Cluster, namespace: str, context: str, out: Path) -> Path:
+    """A kubeconfig whose current context is ``context`` (a person of the devcluster), with
+    ``namespace`` as every context's default: what a person's own kubeconfig looks like."""
+    config = yaml.safe_load(cluster.kubeconfig.read_text())
+    for ctx in config["contexts"]:
+        ctx["context"]["namespace"] = namespace
+    config["current-context"] = context
+    out.write_text(yaml.safe_dump(config))
+    return out
+
+
+def run_as(kubeconfig: Path, command: str) -> subprocess.CompletedProcess[str]:
+    """Run a command line as a person would type it, with the ``minds`` tools on PATH (so
+    ``kubectl minds`` finds the plugin)."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    return subprocess.run(
+        shlex.split(command),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PATH": path, "KUBECONFIG": str(kubeconfig)},
+        check=False,
+    )
+
+
+def assert_no_tracebacks(log: str) -> None:
+    """A controller log must show no handler failure (kopf logs each with its traceback)."""
+    if "Traceback (most recent call last)" in log:
+        start = log.index("Traceback (most recent call last)")
+        raise AssertionError(f"the controller failed:\n{log[max(0, start - 500) : start + 4000]}")

@@ -3,26 +3,55 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from minds.adapters.ledger import Ledger
+from minds.devenv.controller import ControllerHandle
+from minds.domain.intentions import IntentionStatus
 from tests.e2e.executor_support import (
     apply,
+    assert_no_tracebacks,
     deployment,
+    executions_by_step,
+    form_intention,
+    intention_of,
+    intention_status,
+    kube_events,
     mind,
     operator_plan,
+    plan_body,
+    plan_names,
     plan_status,
+    planning_service,
+    read_step,
+    run_as,
     running_check,
     set_health,
+    step,
+    steps_of,
+    user_kubeconfig,
     wait_phase,
     wait_step,
     workload,
 )
-from tests.fixtures.cluster import Cluster
+from tests.fixtures.cluster import REPO, Cluster, ControllerFactory
+from tests.fixtures.docs import sh_commands
 from tests.fixtures.waiting import eventually
 
 pytestmark = pytest.mark.usefixtures("session_controller")
+
+
+@pytest.fixture(autouse=True)
+def controller_without_errors(session_controller: ControllerHandle) -> Iterator[None]:
+    """Whatever a scenario asserts, the controller must not have failed on the way."""
+    before = len(session_controller.log())
+    yield
+    assert_no_tracebacks(session_controller.log()[before:])
 
 
 def restart_then_verify(namespace: str, window: int = 30) -> list[dict]:
@@ -104,3 +133,437 @@ def test_restart_with_approval_is_verified_and_remembered(
         "prediction_resolved",
         "plan_completed",
     } <= types
+
+
+def restart_step(namespace: str, **over: Any) -> dict[str, Any]:
+    return {
+        "key": "P1",
+        "title": "restart atlas-worker",
+        "kind": "capability",
+        "capability": "service.restart",
+        "parameters": workload(namespace),
+        **over,
+    }
+
+
+def test_restart_that_does_not_heal_is_refuted_and_escalated_not_repeated(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    """A planner-made plan (direct: restart, then verify within the seed's 60 s window). The
+    workload stays degraded, so the prediction is refuted, the belief behind it weakened, and
+    the replan diagnoses and tells the operator instead of restarting again."""
+    mind(
+        cluster,
+        namespace,
+        capabilityPolicy=[
+            {"capability": "service.restart", "decision": "allow"},
+            {"capability": "logs.query", "decision": "deny"},
+        ],
+    )
+    deployment(cluster, namespace)
+    set_health(cluster, namespace, healthy=False)
+    intention = form_intention(e2e_ledger, namespace)
+    planned = planning_service(cluster).plan(intention)
+    first = planned.plan_name
+    assert first is not None, planned.result.reason
+    assert plan_body(cluster, namespace, first)["spec"]["strategy"] == "direct"
+
+    wait_step(cluster, namespace, first, "P1", "completed")
+    [belief] = eventually(lambda: e2e_ledger.beliefs(namespace, "keeper"), what="belief")
+    before = belief.confidence
+    old = wait_phase(cluster, namespace, first, "superseded", timeout=150)
+    assert steps_of(old)["V1"] == "failed"
+    assert "expectation failed" in step(cluster, namespace, first, "V1")["reason"]
+
+    [prediction] = e2e_ledger.predictions(namespace, "keeper")
+    assert prediction.status.value == "refuted"
+    [error] = e2e_ledger.events(namespace=namespace, type="prediction_error")
+    assert error.payload["step"] == "P1"
+    weakened = e2e_ledger.belief(belief.id)
+    assert weakened is not None
+    assert weakened.confidence < before
+    assert weakened.evidence_against == 1
+
+    second = next(n for n in plan_names(cluster, namespace) if n != first)
+    assert old["reason"] == f"superseded by {second}"
+    new = plan_body(cluster, namespace, second)["spec"]
+    assert new["strategy"] == "diagnose_then_escalate"
+    assert new["supersedes"] == first
+    assert new["revision"] == 2
+    assert new["origin"] == "replan"
+    [replanned] = e2e_ledger.events(namespace=namespace, type="plan_replanned")
+    assert (replanned.payload["from"], replanned.payload["to"]) == (first, second)
+
+    done = wait_phase(cluster, namespace, second, "completed", timeout=90)
+    assert "N1" in steps_of(done)
+    # no step of the escalation restarts anything, and logs were not read (policy denies)
+    assert all(s.get("capability") != "service.restart" for s in new["steps"])
+    assert all(s.get("capability") != "logs.query" for s in new["steps"])
+    assert len(e2e_ledger.executions(namespace=namespace, capability="service.restart")) == 1
+    escalated = intention_status(e2e_ledger, intention.id, IntentionStatus.BLOCKED)
+    assert escalated.reason is not None
+    assert "escalated" in escalated.reason
+    assert escalated.replans == 1
+    assert escalated.failed_strategies == ["direct"]
+    assert "Escalated" in kube_events(cluster, namespace, second)
+
+
+def test_an_outcome_that_cannot_be_observed_expires_unverified(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    mind(
+        cluster,
+        namespace,
+        capabilityPolicy=[
+            {"capability": "service.restart", "decision": "allow"},
+            {"capability": "service.status", "decision": "deny"},
+        ],
+    )
+    deployment(cluster, namespace)
+    apply(cluster, operator_plan(namespace, "blind", restart_then_verify(namespace)))
+
+    failed = wait_phase(cluster, namespace, "blind", "failed")
+    assert steps_of(failed) == {"P1": "completed", "V1": "failed"}
+    verify_step = step(cluster, namespace, "blind", "V1")
+    assert verify_step["reason"].startswith("outcome unverified")
+    [prediction] = e2e_ledger.predictions(namespace, "keeper")
+    assert prediction.status.value == "expired"  # unknown is not refuted
+    assert not e2e_ledger.events(namespace=namespace, type="prediction_error")
+    [belief] = e2e_ledger.beliefs(namespace, "keeper")
+    assert belief.evidence_against == 0
+    # the check asked nobody: no Approval was raised for the observation
+    approvals = json.loads(
+        cluster.kubectl("get", "approvals", "-n", namespace, "-o", "json").stdout
+    )
+    assert approvals["items"] == []
+
+
+def test_a_precondition_already_true_skips_the_action_and_fulfils_the_intention(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    mind(cluster, namespace)
+    deployment(cluster, namespace)
+    set_health(cluster, namespace, healthy=True)
+    guarded = restart_step(
+        namespace,
+        precondition={
+            "description": "atlas-worker is not running normally",
+            "check": {**running_check(namespace), "comparison": "not_equals"},
+            "fulfilsIntentionOnSkip": True,
+        },
+    )
+    apply(cluster, operator_plan(namespace, "guarded", [guarded]))
+
+    done = wait_phase(cluster, namespace, "guarded", "completed")
+    assert steps_of(done) == {"P1": "skipped"}
+    p1 = step(cluster, namespace, "guarded", "P1")
+    assert p1["attempts"] == 0
+    assert "precondition does not hold" in p1["reason"]
+    assert not e2e_ledger.executions(namespace=namespace, capability="service.restart")
+    assert len(e2e_ledger.executions(namespace=namespace, capability="service.status")) == 1
+    intention = intention_of(e2e_ledger, cluster, namespace, "guarded")
+    fulfilled = intention_status(e2e_ledger, intention.id, IntentionStatus.FULFILLED)
+    assert fulfilled.reason == "the world already is as intended; nothing to do"
+    eventually(
+        lambda: e2e_ledger.events(namespace=namespace, type="plan_completed"),
+        what="plan_completed",
+    )
+    assert not e2e_ledger.procedures(namespace, "keeper")  # nothing was done to remember
+
+
+def test_an_exhausted_budget_blocks_the_step_the_plan_and_suspends_the_intention(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    mind(cluster, namespace)
+    deployment(cluster, namespace)
+    steps = [read_step("D1", namespace), read_step("D2", namespace, "D1")]
+    apply(cluster, operator_plan(namespace, "thrifty", steps, budget={"invocations": 1}))
+
+    blocked = wait_phase(cluster, namespace, "thrifty", "blocked")
+    assert steps_of(blocked) == {"D1": "completed", "D2": "blocked"}
+    assert blocked["actual"]["invocations"] == 1
+    assert blocked["waitingOn"].startswith("D2: blocked (budget exhausted")
+    assert len(e2e_ledger.executions(namespace=namespace)) == 1
+    intention = intention_of(e2e_ledger, cluster, namespace, "thrifty")
+    suspended = intention_status(e2e_ledger, intention.id, IntentionStatus.SUSPENDED)
+    assert suspended.reason is not None
+    assert "budget exhausted" in suspended.reason
+    listed = cluster.kubectl("get", "plans", "-n", namespace).stdout
+    assert "blocked" in listed
+    assert "D2: blocked (budget exhausted" in listed
+    described = cluster.kubectl("describe", "plan", "thrifty", "-n", namespace).stdout
+    assert "step_blocked" in described
+    assert "step_completed" in described
+
+
+def grant_request(key: str, namespace: str) -> dict[str, Any]:
+    return {
+        "key": key,
+        "title": f"ask for logs of atlas-worker ({key})",
+        "kind": "request_capability",
+        "request": {
+            "capability": "logs.query",
+            "targetPattern": f"{namespace}/atlas-worker",
+            "durationSeconds": 1800,
+            "operationCap": 20,
+            "reason": "diagnose atlas-worker",
+            "risk": "logs may contain personal identifiers",
+            "mitigation": "masking on by default",
+            "fallback": "ask the operator",
+        },
+    }
+
+
+def test_the_sixth_open_request_waits_ten_minutes(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    mind(cluster, namespace, attention={"maxOpenRequests": 5})
+    keys = [f"R{i}" for i in range(1, 7)]
+    apply(cluster, operator_plan(namespace, "asks", [grant_request(k, namespace) for k in keys]))
+
+    sixth = wait_step(cluster, namespace, "asks", "R6", "waiting")
+    asked = datetime.now(UTC)
+    status = plan_status(cluster, namespace, "asks")
+    assert steps_of(status) == {**{k: "awaiting_grant" for k in keys[:5]}, "R6": "waiting"}
+    next_run = datetime.fromisoformat(sixth["nextRunAt"])
+    assert timedelta(minutes=9) < next_run - asked <= timedelta(minutes=10)
+    assert "attention cap" in sixth["reason"]
+    assert status["phase"] == "awaiting_approval"
+    approvals = json.loads(
+        cluster.kubectl("get", "approvals", "-n", namespace, "-o", "json").stdout
+    )["items"]
+    assert len(approvals) == 5
+    assert {a["spec"]["kind"] for a in approvals} == {"grant"}
+    # what a person sees: the plan waits on a person, and for which request
+    listed = cluster.kubectl("get", "plans", "-n", namespace).stdout
+    r1 = step(cluster, namespace, "asks", "R1")["approvalRef"]
+    assert "awaiting_approval" in listed
+    assert "0/6" in listed
+    assert f"R1: grant request {r1}" in listed
+
+
+def test_the_replan_limit_abandons_the_intention(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    """The intention is formed with its three replans already used (as if three plans had
+    failed before), so the next failure ends it instead of planning again."""
+    mind(
+        cluster,
+        namespace,
+        capabilityPolicy=[{"capability": "service.restart", "decision": "allow"}],
+    )
+    intention = form_intention(e2e_ledger, namespace, workload_name="ghost", replans=3)
+    planned = planning_service(cluster).plan(intention)
+    assert planned.plan_name is not None, planned.result.reason
+
+    failed = wait_phase(cluster, namespace, planned.plan_name, "failed")
+    assert steps_of(failed)["P1"] == "failed"
+    closed = wait_step(cluster, namespace, planned.plan_name, "V1", "cancelled")
+    assert closed["reason"] == "cancelled: the plan failed"
+    abandoned = intention_status(e2e_ledger, intention.id, IntentionStatus.ABANDONED)
+    assert abandoned.reason is not None
+    assert abandoned.reason.startswith("replan limit (3) reached")
+    assert plan_names(cluster, namespace) == [planned.plan_name]
+    assert not e2e_ledger.events(namespace=namespace, type="plan_replanned")
+
+
+def test_dream_plans_and_plans_of_inactive_minds_never_run(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    mind(cluster, namespace)
+    mind(cluster, namespace, "sleeper", active=False)
+    deployment(cluster, namespace)
+    reads = [read_step("D1", namespace), read_step("D2", namespace, "D1")]
+    apply(cluster, operator_plan(namespace, "dreamt", reads, origin="dream"))
+    apply(cluster, operator_plan(namespace, "asleep", reads, mind_name="sleeper"))
+    # The controller saw both (admission wrote their status) ...
+    dreamt = wait_phase(cluster, namespace, "dreamt", "validated")
+    asleep = wait_phase(cluster, namespace, "asleep", "validated")
+    # ... and a plan applied after them in the same namespace runs to its end meanwhile.
+    apply(cluster, operator_plan(namespace, "awake", [read_step("D1", namespace)]))
+    wait_phase(cluster, namespace, "awake", "completed")
+
+    for name, seen in (("dreamt", dreamt), ("asleep", asleep)):
+        now = plan_status(cluster, namespace, name)
+        assert now["phase"] == "validated", name
+        assert steps_of(now) == steps_of(seen) == {"D1": "pending", "D2": "pending"}, name
+    awake_uid = plan_body(cluster, namespace, "awake")["metadata"]["uid"]
+    ran = executions_by_step(e2e_ledger, namespace)
+    assert set(ran) == {(awake_uid, "D1")}
+    assert not e2e_ledger.events(namespace=namespace, type="plan_step_started", mind="sleeper")
+
+
+def test_two_controllers_execute_every_step_exactly_once(
+    cluster: Cluster,
+    namespace: str,
+    e2e_ledger: Ledger,
+    controller_factory: ControllerFactory,
+) -> None:
+    second = controller_factory("second")
+    mind(cluster, namespace)
+    deployment(cluster, namespace)
+    reads = [read_step(f"D{i}", namespace) for i in range(1, 9)]
+    last = {
+        "key": "S1",
+        "title": "summarise",
+        "kind": "internal",
+        "internalAction": "summarise_findings",
+        "dependsOn": [r["key"] for r in reads],
+    }
+    for name in ("twice-a", "twice-b"):
+        apply(cluster, operator_plan(namespace, name, [*reads, last]))
+    for name in ("twice-a", "twice-b"):
+        done = wait_phase(cluster, namespace, name, "completed")
+        assert done["progress"] == "9/9"
+        assert done["actual"]["invocations"] == 8
+    assert second.alive()
+
+    ran = executions_by_step(e2e_ledger, namespace)
+    assert len(ran) == 16
+    for (uid, key), rows in ran.items():
+        assert [r.origin.attempt for r in rows] == [1], (uid, key)
+    started = e2e_ledger.events(namespace=namespace, type="plan_step_started")
+    assert len(started) == 18
+
+
+def test_a_failed_plan_withdraws_what_it_still_asks_a_person(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    mind(
+        cluster,
+        namespace,
+        capabilityPolicy=[
+            {"capability": "service.restart", "decision": "approve"},
+            {"capability": "logs.query", "decision": "deny"},
+        ],
+    )
+    deployment(cluster, namespace)
+    logs = {
+        "key": "D1",
+        "title": "read the logs of atlas-worker",
+        "kind": "capability",
+        "capability": "logs.query",
+        "parameters": workload(namespace),
+    }
+    apply(cluster, operator_plan(namespace, "split", [restart_step(namespace), logs]))
+
+    failed = wait_phase(cluster, namespace, "split", "failed")
+    assert steps_of(failed)["D1"] == "failed"
+    p1 = wait_step(cluster, namespace, "split", "P1", "cancelled")
+    approval = p1["approvalRef"]
+
+    def phase() -> str:
+        obj = json.loads(
+            cluster.kubectl("get", "approval", approval, "-n", namespace, "-o", "json").stdout
+        )
+        return str(obj.get("status", {}).get("phase"))
+
+    eventually(lambda: phase() == "Withdrawn", what="the open Approval withdrawn")
+    assert not e2e_ledger.executions(namespace=namespace, capability="service.restart")
+    intention = intention_of(e2e_ledger, cluster, namespace, "split")
+    intention_status(e2e_ledger, intention.id, IntentionStatus.ABANDONED)
+
+
+EXECUTION_DOC = REPO / "docs" / "execution.md"
+#: Commands a person runs as themselves (an approver); the rest run as the cluster admin.
+AS_APPROVER = ("kubectl minds", "kubectl annotate")
+
+
+def guarded_restart(namespace: str) -> list[dict[str, Any]]:
+    """Restart, only while the workload is not running normally, then verify it runs."""
+    steps = restart_then_verify(namespace)
+    steps[0]["precondition"] = {
+        "description": "atlas-worker is not running normally",
+        "check": {**running_check(namespace), "comparison": "not_equals"},
+    }
+    return steps
+
+
+def test_every_command_in_the_execution_doc_works(
+    cluster: Cluster, namespace: str, tmp_path: Path, e2e_ledger: Ledger
+) -> None:
+    """docs/execution.md, run as written: one plan waits for an approval, two are blocked
+    because their precondition cannot be observed (policy denies service.status) until the
+    operator allows it and releases them, one with each documented way."""
+    mind(
+        cluster,
+        namespace,
+        capabilityPolicy=[
+            {"capability": "service.restart", "decision": "approve"},
+            {"capability": "service.status", "decision": "deny"},
+        ],
+    )
+    deployment(cluster, namespace)
+    for name in ("heal", "heal-b"):
+        apply(cluster, operator_plan(namespace, name, guarded_restart(namespace)))
+    apply(cluster, operator_plan(namespace, "ask", restart_then_verify(namespace)))
+    for name in ("heal", "heal-b"):
+        blocked = wait_step(cluster, namespace, name, "P1", "blocked")
+        assert blocked["reason"].startswith("precondition not observable")
+    asked = wait_step(cluster, namespace, "ask", "P1", "awaiting_approval")["approvalRef"]
+    # The operator makes the precondition observable before releasing.
+    cluster.kubectl(
+        "patch",
+        "mind",
+        "keeper",
+        "-n",
+        namespace,
+        "--type=merge",
+        "-p",
+        json.dumps(
+            {
+                "spec": {
+                    "capabilityPolicy": [{"capability": "service.restart", "decision": "approve"}]
+                }
+            }
+        ),
+    )
+
+    configs = {
+        ctx: user_kubeconfig(cluster, namespace, ctx, tmp_path / f"{ctx}.kubeconfig")
+        for ctx in ("admin", "approver", "viewer")
+    }
+    outputs: dict[str, str] = {}
+    for command in sh_commands(EXECUTION_DOC):
+        plan = "heal-b" if command.startswith("kubectl annotate") else "heal"
+        line = (
+            command.replace("<plan>", plan)
+            .replace("<step>", "P1")
+            .replace("<approval>", asked)
+            .replace("<your username>", "approver")
+        )
+        assert "<" not in line, f"unsubstituted placeholder in {command!r}"
+        context = "approver" if line.startswith(AS_APPROVER) else "admin"
+        proc = run_as(configs[context], line)
+        assert proc.returncode == 0, f"{command}\n{proc.stdout}\n{proc.stderr}"
+        outputs[command] = proc.stdout
+
+    listed = outputs["kubectl get plans"]
+    assert "blocked" in listed
+    assert "P1: blocked (precondition not observable" in listed
+    assert f"P1: approval {asked}" in listed
+    assert "step_blocked" in outputs["kubectl describe plan <plan>"]
+    assert "P1" in outputs["minds plan show <plan>"]
+    assert asked in outputs["kubectl get approvals"]
+    # Released, the steps look again, see the workload degraded and ask to restart it.
+    for name in ("heal", "heal-b"):
+        again = wait_step(cluster, namespace, name, "P1", "awaiting_approval")
+        assert again["attempts"] == 2
+    released = e2e_ledger.events(namespace=namespace, type="plan_step_released")
+    assert sorted(e.payload["by"] for e in released) == ["approver", "approver"]
+    assert "Released" in kube_events(cluster, namespace, "heal-b")
+    wait_step(cluster, namespace, "ask", "P1", "completed")  # the approved one acted
+
+    # The release annotation must name the person who writes it, and is all they may change.
+    approver = configs["approver"]
+    forged = run_as(approver, "kubectl annotate plan ask minds.dev/release=P1:alice")
+    assert forged.returncode != 0
+    assert 'set it to "STEP:approver"' in forged.stderr
+    edit = run_as(
+        approver, """kubectl patch plan ask --type=merge -p '{"spec":{"objective":"x"}}'"""
+    )
+    assert edit.returncode != 0
+    assert "only set the minds.dev/release annotation" in edit.stderr
+    viewer = run_as(configs["viewer"], "kubectl minds release ask P1")
+    assert viewer.returncode != 0
+    assert "forbidden" in viewer.stderr

@@ -61,8 +61,8 @@ def why(
         typer.echo(json.dumps([link.to_dict() for link in links], indent=2, default=str))
         return
     for depth, link in enumerate(links):
-        arrow = "" if depth == 0 else "  " * (depth - 1) + "└ because "
-        typer.echo(f"{arrow}{link.kind} {link.name}: {link.summary}")
+        lead = "" if depth == 0 else "  <- "
+        typer.echo(f"{lead}{link.kind} {link.name}: {link.summary}")
 
 
 def timeline(

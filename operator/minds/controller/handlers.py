@@ -48,6 +48,8 @@ def close(memo: kopf.Memo, **_: Any) -> None:
 def mind_reconcile(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
     assert namespace is not None, "Minds are namespaced"
     memo.wiring.minds.reconcile(namespace, name)
+    # A spec change starts a cycle now rather than at the next interval.
+    memo.wiring.wakeups.wake(namespace, f"mind:{name}")
 
 
 @kopf.on.delete(API_GROUP, API_VERSION, MIND.plural)
@@ -163,8 +165,12 @@ def plan_daemon(
         wiring.wakeups.forget(namespace, name)
 
 
-@kopf.on.field(API_GROUP, API_VERSION, PLAN.plural, field="metadata.annotations")
+# A raw-event handler, not a field handler: kopf keeps its own bookkeeping in annotations under
+# our prefix and leaves every ``minds.dev/`` annotation out of the diffs it hands to field
+# handlers, so a change of ``minds.dev/release`` would never be seen there.
+@kopf.on.event(API_GROUP, API_VERSION, PLAN.plural, annotations={RELEASE_ANNOTATION: kopf.PRESENT})
 def plan_release(
+    type: str,
     namespace: str | None,
     name: str,
     annotations: kopf.Annotations,
@@ -172,11 +178,42 @@ def plan_release(
     memo: kopf.Memo,
     **_: Any,
 ) -> None:
-    """``kubectl minds release PLAN STEP`` writes the annotation; the controller acts on it."""
+    """``kubectl minds release PLAN STEP`` writes the annotation; the controller acts on it
+    and removes it."""
     value = annotations.get(RELEASE_ANNOTATION)
-    if not value or namespace is None:
+    if not value or namespace is None or type == "DELETED":
         return
     step, _sep, by = value.partition(":")
     memo.wiring.executor.release(namespace, name, step, by or "an operator")
     patch.metadata.annotations[RELEASE_ANNOTATION] = None
     memo.wiring.wakeups.wake(namespace, name)
+
+
+def _ready_mind(status: kopf.Status, **_: Any) -> bool:
+    ready = [c for c in status.get("conditions") or [] if c.get("type") == "Ready"]
+    return bool(ready) and ready[0].get("status") == "True"
+
+
+@kopf.daemon(API_GROUP, API_VERSION, MIND.plural, when=_ready_mind, cancellation_timeout=10)
+def mind_daemon(
+    namespace: str | None,
+    name: str,
+    spec: kopf.Spec,
+    stopped: kopf.DaemonStopped,
+    memo: kopf.Memo,
+    **_: Any,
+) -> None:
+    """The mind's cycle, every ``cycleIntervalSeconds`` (sooner after a spec change)."""
+    assert namespace is not None
+    wiring: Wiring = memo.wiring
+    key = f"mind:{name}"
+    try:
+        while not stopped:
+            try:
+                wiring.cycle.run(namespace, name)
+            except Exception:  # a failed cycle is logged and tried again next interval
+                logging.getLogger(__name__).exception("cycle of %s/%s failed", namespace, name)
+            interval = float(spec.get("cycleIntervalSeconds") or 60)
+            wiring.wakeups.sleep(namespace, key, interval, lambda: bool(stopped))
+    finally:
+        wiring.wakeups.forget(namespace, key)

@@ -15,6 +15,7 @@ from minds.controller.wakeups import Wakeups
 from minds.domain.capabilities.registry import REGISTRY
 from minds.engine.approval_service import ApprovalService
 from minds.engine.capability_service import CapabilityService
+from minds.engine.cycle import MindCycle
 from minds.engine.executor import Executor
 from minds.engine.grant_service import GrantService
 from minds.engine.mind_service import MindService
@@ -35,6 +36,7 @@ class Wiring:
     approvals: ApprovalService
     grants: GrantService
     executor: Executor
+    cycle: MindCycle
     wakeups: Wakeups = field(default_factory=Wakeups)
 
     def close(self) -> None:
@@ -89,4 +91,12 @@ def build(config: ControllerConfig) -> Wiring:
         approvals=approvals,
         grants=grants,
         executor=executor,
+        cycle=MindCycle(
+            resources=resources,
+            ledger=ledger,
+            capabilities=capabilities,
+            planning=planning,
+            clock=utc_now,
+            registry=REGISTRY,
+        ),
     )

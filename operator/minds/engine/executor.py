@@ -741,6 +741,13 @@ class Executor:
         body, plan, status = self._read(namespace, name)
         state = states(status).get(key)
         if state is None or state.status is not StepStatus.BLOCKED:
+            now_is = "no such step" if state is None else state.status.value
+            self._events.post(
+                body,
+                type_="Warning",
+                reason="ReleaseIgnored",
+                message=f"{key}: not blocked ({now_is}); nothing released (asked by {by})",
+            )
             return False
         released = state.model_copy(
             update={"status": StepStatus.READY, "reason": f"released by {by}"}
@@ -760,6 +767,9 @@ class Executor:
                 "plan_step_released",
                 (key, str(state.attempts), by),
                 {"step": key, "by": by},
+            )
+            self._events.post(
+                body, type_="Normal", reason="Released", message=f"{key}: released by {by}"
             )
             intention = self._intention(body, plan)
             self._ledger.transition_intention(
@@ -886,29 +896,31 @@ class Executor:
                 return
             self._events.post(body, type_="Normal", reason="Completed", message="plan completed")
             done = [s.key for s in status.steps if s.status is StepStatus.COMPLETED]
-            confirmed = any(
-                s.kind in (StepKind.VERIFY, StepKind.MONITOR) and s.key in done for s in plan.steps
-            )
-            text, confidence = render_procedure(
-                plan.objective,
-                procedure_steps(plan, done),
-                confirmed=confirmed,
-                revision=plan.revision,
-                earlier_failures=plan.revision - 1,
-            )
-            self._ledger.store_procedure(
-                ProceduralMemory(
-                    id=f"proc-{meta['uid']}",
-                    namespace=meta["namespace"],
-                    mind=plan.mind or "-",
-                    subject=intention.subject or plan.objective[:200],
-                    text=text,
-                    confidence=confidence,
-                    plan=meta["name"],
-                    revision=plan.revision,
-                    created_at=now,
+            if done:  # a plan whose every step was skipped did nothing to remember
+                confirmed = any(
+                    s.kind in (StepKind.VERIFY, StepKind.MONITOR) and s.key in done
+                    for s in plan.steps
                 )
-            )
+                text, confidence = render_procedure(
+                    plan.objective,
+                    procedure_steps(plan, done),
+                    confirmed=confirmed,
+                    revision=plan.revision,
+                    earlier_failures=plan.revision - 1,
+                )
+                self._ledger.store_procedure(
+                    ProceduralMemory(
+                        id=f"proc-{meta['uid']}",
+                        namespace=meta["namespace"],
+                        mind=plan.mind or "-",
+                        subject=intention.subject or plan.objective[:200],
+                        text=text,
+                        confidence=confidence,
+                        plan=meta["name"],
+                        revision=plan.revision,
+                        created_at=now,
+                    )
+                )
             if plan.strategy is Strategy.DIAGNOSE_THEN_ESCALATE:
                 # Telling a person is not doing what was intended.
                 self._ledger.transition_intention(
@@ -931,6 +943,44 @@ class Executor:
             return
         self.replan(body, plan, intention, reason)
 
+    def _close(self, body: dict[str, Any], phase: PlanStatus, reason: str, why: str) -> bool:
+        """A failed plan runs no further: its open steps are cancelled and the Approvals and
+        grant requests they wait on withdrawn, so nobody approves work for a dead plan.
+        ``phase``: FAILED (it stays failed) or REPLANNING (a new revision follows)."""
+        meta = body["metadata"]
+
+        def mark(fresh: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
+            st = PlanResourceStatus.model_validate(fresh.get("status") or {})
+            if st.phase is not PlanStatus.FAILED:
+                return None, st.phase is phase
+            steps = [
+                s
+                if s.status in FINAL_STEP
+                else s.model_copy(
+                    update={"status": StepStatus.CANCELLED, "lease": None, "reason": why}
+                )
+                for s in st.steps
+            ]
+            closed = st.model_copy(update={"phase": phase, "steps": steps, "reason": reason})
+            return (None, True) if closed == st else (closed.to_k8s(), True)
+
+        _, ok = write_status(self._resources, PLAN, meta["namespace"], meta["name"], mark)
+        if not ok:
+            return False
+        for state in states(PlanResourceStatus.model_validate(body.get("status") or {})).values():
+            if state.approval_ref and state.status in (
+                StepStatus.AWAITING_APPROVAL,
+                StepStatus.AWAITING_GRANT,
+            ):
+                self._approvals.withdraw(
+                    meta["namespace"],
+                    state.approval_ref,
+                    "the plan that asked was replaced"
+                    if phase is PlanStatus.REPLANNING
+                    else "the plan that asked failed",
+                )
+        return True
+
     def replan(
         self, body: dict[str, Any], plan: Plan, intention: IntentionRecord, reason: str
     ) -> str | None:
@@ -938,6 +988,7 @@ class Executor:
         meta = body["metadata"]
         now = self._clock()
         if plan.origin is PlanOrigin.OPERATOR:
+            self._close(body, PlanStatus.FAILED, reason, "cancelled: the plan failed")
             self._ledger.transition_intention(
                 intention.id,
                 IntentionStatus.ABANDONED,
@@ -946,6 +997,7 @@ class Executor:
             )
             return None
         if intention.replans >= MAX_REPLANS:
+            self._close(body, PlanStatus.FAILED, reason, "cancelled: the plan failed")
             self._ledger.transition_intention(
                 intention.id,
                 IntentionStatus.ABANDONED,
@@ -953,38 +1005,8 @@ class Executor:
                 now,
             )
             return None
-
-        def mark(fresh: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
-            st = PlanResourceStatus.model_validate(fresh.get("status") or {})
-            if st.phase is not PlanStatus.FAILED:
-                return None, st.phase is PlanStatus.REPLANNING
-            steps = [
-                s
-                if s.status in FINAL_STEP
-                else s.model_copy(
-                    update={
-                        "status": StepStatus.CANCELLED,
-                        "lease": None,
-                        "reason": "cancelled for a new revision",
-                    }
-                )
-                for s in st.steps
-            ]
-            return st.model_copy(
-                update={"phase": PlanStatus.REPLANNING, "steps": steps, "reason": reason}
-            ).to_k8s(), True
-
-        _, ok = write_status(self._resources, PLAN, meta["namespace"], meta["name"], mark)
-        if not ok:
+        if not self._close(body, PlanStatus.REPLANNING, reason, "cancelled for a new revision"):
             return None
-        for state in states(PlanResourceStatus.model_validate(body.get("status") or {})).values():
-            if state.approval_ref and state.status in (
-                StepStatus.AWAITING_APPROVAL,
-                StepStatus.AWAITING_GRANT,
-            ):
-                self._approvals.withdraw(
-                    meta["namespace"], state.approval_ref, "the plan that asked was replaced"
-                )
         failed = [*intention.failed_strategies, plan.strategy.value]
         intention = self._ledger.update_intention(
             intention.id, replans=intention.replans + 1, failed_strategies=failed, at=now

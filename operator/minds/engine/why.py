@@ -111,6 +111,9 @@ class Explainer:
         for execution in self._ledger.executions(namespace=namespace):
             if execution.origin.plan != plan or execution.origin.step != step:
                 continue
+            # Checks made to verify this step carry a suffixed plan uid: they observed the
+            # outcome, they are not what caused it.
+            is_check = ":" in (execution.origin.plan_uid or "")
             found = self._ledger.execution(execution.origin_key)
             outcome = found[1] if found else None
             authority = execution.authority
@@ -123,7 +126,7 @@ class Explainer:
             )
             links.append(
                 Link(
-                    "Execution",
+                    "Check" if is_check else "Execution",
                     str(execution.id),
                     f"{execution.capability} on {execution.target}, authorised by {granted}: "
                     + (outcome.summary if outcome else "outcome unknown"),

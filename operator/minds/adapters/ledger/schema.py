@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     CheckConstraint,
     DateTime,
     Double,
@@ -324,3 +325,17 @@ class VolitionDecisionRow(Base):
     decided_at: Mapped[datetime]
     recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
     idempotency_key: Mapped[str] = mapped_column(Text)
+
+
+class ConflictRow(Base):
+    """Current state of one conflict between wants; its history is in volition_decisions."""
+
+    __tablename__ = "conflicts"
+    __table_args__ = (Index(None, "namespace", "mind", "open"),)
+
+    id: Mapped[str] = mapped_column(Text, primary_key=True)
+    namespace: Mapped[str] = mapped_column(Text)
+    mind: Mapped[str] = mapped_column(Text)
+    open: Mapped[bool] = mapped_column(Boolean)
+    data: Mapped[dict[str, Any]]
+    updated_at: Mapped[datetime]

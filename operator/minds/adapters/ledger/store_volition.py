@@ -18,7 +18,12 @@ from pydantic import JsonValue
 from sqlalchemy import select, text
 from sqlalchemy.dialects.postgresql import insert
 
-from minds.adapters.ledger.schema import CommitmentStateRow, VolitionDecisionRow, WantRow
+from minds.adapters.ledger.schema import (
+    CommitmentStateRow,
+    ConflictRow,
+    VolitionDecisionRow,
+    WantRow,
+)
 from minds.adapters.ledger.store_common import SessionOwner, entity_event, insert_event
 from minds.domain.ledger import idempotency_key, mask_secrets
 
@@ -102,6 +107,43 @@ class VolitionStore(SessionOwner):
             return [
                 dict(r.data) for r in session.execute(query.order_by(WantRow.created_at)).scalars()
             ]
+
+    def save_conflict(
+        self,
+        *,
+        namespace: str,
+        mind: str,
+        conflict_id: str,
+        open_: bool,
+        data: Mapping[str, JsonValue],
+        at: datetime,
+    ) -> None:
+        """Keep a conflict's current state (its changes are recorded as decisions)."""
+        statement = insert(ConflictRow).values(
+            id=conflict_id,
+            namespace=namespace,
+            mind=mind,
+            open=open_,
+            data=dict(data),
+            updated_at=at,
+        )
+        statement = statement.on_conflict_do_update(
+            index_elements=[ConflictRow.id],
+            set_={"open": open_, "data": dict(data), "updated_at": at},
+        )
+        with self.session() as session:
+            session.execute(statement)
+
+    def conflicts(
+        self, namespace: str, mind: str, *, open_only: bool = True
+    ) -> list[dict[str, Any]]:
+        query = select(ConflictRow).where(
+            ConflictRow.namespace == namespace, ConflictRow.mind == mind
+        )
+        if open_only:
+            query = query.where(ConflictRow.open.is_(True))
+        with self.session() as session:
+            return [dict(r.data) for r in session.execute(query).scalars()]
 
     def record_decision(
         self,

@@ -131,7 +131,6 @@ def after_act(
             }
         )
         return new, [
-            Effect(EffectKind.BLOCK_INTENTION, step.key, f"waiting for approval {acted.approval}"),
             Effect(
                 EffectKind.FORM_SUBORDINATE,
                 step.key,

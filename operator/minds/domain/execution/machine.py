@@ -8,8 +8,8 @@ resourceVersion it was computed from.
 Bookkeeping transitions need nothing from the world and are applied together (``settle``):
 
 - pending -> ready when every dependency completed or was skipped;
-- pending -> cancelled when a dependency failed or was cancelled (or blocked: nothing after a
-  blocked step can run until a person releases it);
+- pending -> cancelled when a dependency failed or was cancelled. A blocked dependency is not
+  broken: a person may release it, so what follows it stays pending until then;
 - waiting -> ready when its next run time has come.
 
 Work transitions claim one step at a time (``next_work``): ready -> executing with a lease, so
@@ -41,7 +41,7 @@ LEASE_GRACE = timedelta(seconds=30)
 INTERNAL_LEASE = timedelta(seconds=30)
 
 DONE = frozenset({StepStatus.COMPLETED, StepStatus.SKIPPED})
-BROKEN = frozenset({StepStatus.FAILED, StepStatus.CANCELLED, StepStatus.BLOCKED})
+BROKEN = frozenset({StepStatus.FAILED, StepStatus.CANCELLED})
 FINAL_STEP = frozenset(
     {StepStatus.COMPLETED, StepStatus.SKIPPED, StepStatus.FAILED, StepStatus.CANCELLED}
 )
@@ -131,14 +131,24 @@ def _phase(plan: Plan, status: PlanResourceStatus) -> PlanStatus:
     return status.phase
 
 
+#: ``status.waitingOn`` holds at most this many characters (the CRD refuses more).
+WAITING_ON_LENGTH = 253
+
+
 def _waiting_on(status: PlanResourceStatus) -> str | None:
     for s in status.steps:
         if s.status is StepStatus.AWAITING_APPROVAL and s.approval_ref:
-            return f"{s.key}: approval {s.approval_ref}"
-        if s.status is StepStatus.AWAITING_GRANT and s.approval_ref:
-            return f"{s.key}: grant request {s.approval_ref}"
-        if s.status is StepStatus.BLOCKED:
-            return f"{s.key}: blocked ({s.reason or 'see the step'})"
+            text = f"{s.key}: approval {s.approval_ref}"
+        elif s.status is StepStatus.AWAITING_GRANT and s.approval_ref:
+            text = f"{s.key}: grant request {s.approval_ref}"
+        elif s.status is StepStatus.BLOCKED:
+            text = f"{s.key}: blocked ({s.reason or 'see the step'})"
+        else:
+            continue
+        # A reason may be long (up to 2000 characters); the column only points at the step.
+        if len(text) > WAITING_ON_LENGTH:
+            text = text[: WAITING_ON_LENGTH - 4] + "...)"
+        return text
     return None
 
 

@@ -1,0 +1,711 @@
+"""The benchmark's table and ``docs/benchmarks.md``: same structure every run, numbers change.
+
+The reading at the end is written from the numbers by fixed rules, so it stays true when the
+doc is regenerated on another machine.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from datetime import UTC, datetime
+
+from bench.executor_bench import (
+    CONTROLLER_WORKERS,
+    FALLBACK_TICK_SECONDS,
+    NS_APPROVALS,
+    NS_PROBE,
+    NS_READONLY,
+    OPTIONS,
+    PROCESSES,
+    READONLY_POLL_SECONDS,
+    Results,
+)
+from bench.measure import READ_VERBS, WRITE_VERBS, ApiCounters, percentile
+
+Row = tuple[str, str]
+NAN = float("nan")
+
+
+def _n(x: float, digits: int = 2) -> str:
+    return "n/a" if math.isnan(x) else f"{x:,.{digits}f}"
+
+
+def _mib(b: int) -> str:
+    return f"{b / 2**20:,.0f} MiB"
+
+
+def _s(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{x:.2f} s"
+
+
+def _spread(values: list[float], digits: int = 2) -> str:
+    """median (min-max) of the rounds."""
+    if not values:
+        return "n/a"
+    if len(values) == 1:
+        return _n(values[0], digits)
+    return (
+        f"{_n(statistics.median(values), digits)} "
+        f"({_n(min(values), digits)}-{_n(max(values), digits)})"
+    )
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else NAN
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b and not math.isnan(b) else NAN
+
+
+# -- derived numbers -------------------------------------------------------------------------
+
+
+class Numbers:
+    """Every figure the table and the reading use, computed once. Rates are medians over the
+    rounds; counts per step or per plan are totals over all rounds divided by their steps or
+    plans; CPU is summed over the rounds."""
+
+    def __init__(self, r: Results) -> None:
+        rounds = r.readonly
+        self.rounds = len(rounds)
+        self.k = r.params.steps
+        api = ApiCounters()
+        for ro in rounds:
+            api = api + ro.cost.api
+        self.api = api
+        self.steps = max(1, sum(ro.completed_steps for ro in rounds))
+        self.expected_steps = sum(ro.plans * ro.steps_per_plan for ro in rounds)
+        self.attempts = sum(ro.attempts for ro in rounds)
+        self.plans = max(1, sum(ro.plans for ro in rounds))
+        self.plans_per_round = r.params.plans
+        self.rates = [ro.steps_per_second for ro in rounds]
+        self.steps_per_s = _median(self.rates)
+        self.round_seconds = [ro.seconds for ro in rounds]
+        self.apply_seconds = [ro.apply_seconds for ro in rounds]
+        self.plan_seconds = [x for ro in rounds for x in ro.plan_seconds]
+        self.max_executing = max((ro.max_executing for ro in rounds), default=0)
+        self.rss_idle = rounds[0].rss_idle if rounds else 0
+        self.rss_peak = max((ro.rss_peak for ro in rounds), default=0)
+        self.threads_peak = max((ro.threads_peak for ro in rounds), default=0)
+        self.plan_bytes = rounds[0].plan_bytes if rounds else 0
+
+        self.plan_status_put = api.total(resource="plans", subresource="status", verbs=("PUT",))
+        self.plan_status_patch = api.total(resource="plans", subresource="status", verbs=("PATCH",))
+        self.plan_meta_writes = api.total(resource="plans", subresource="", verbs=("PUT", "PATCH"))
+        self.plan_writes = self.plan_status_put + self.plan_status_patch + self.plan_meta_writes
+        self.plan_conflicts = api.total(resource="plans", verbs=("PUT", "PATCH"), code="409")
+        # The bench's own writes in this phase: it created the Plans (POST), nothing else.
+        self.all_writes = api.total(verbs=WRITE_VERBS) - self.plans
+        self.events = api.total(resource="events", verbs=("POST",))
+        # Reads by the controller: the bench itself only LISTs Plans (its polls) and GETs the
+        # non-resource /metrics, so both are left out.
+        self.bench_lists = api.total(resource="plans", verbs=("LIST",))
+        self.reads = api.total(verbs=READ_VERBS, exclude_resources=("",)) - self.bench_lists
+        self.plan_gets = api.total(resource="plans", verbs=("GET",))
+        self.mind_gets = api.total(resource="minds", verbs=("GET",))
+        self.ledger_events = sum(ro.cost.ledger.get("events", 0) for ro in rounds)
+        self.executions = sum(ro.cost.ledger.get("executions", 0) for ro in rounds)
+        self.write_rates = [
+            _ratio(
+                ro.cost.api.total(resource="plans", verbs=("PUT", "PATCH")),
+                ro.seconds,
+            )
+            for ro in rounds
+        ]
+        self.controller_writes_per_s = _median(self.write_rates)
+        # Every API request the controller made, reads and writes, per second of each round.
+        self.request_rates = [
+            _ratio(
+                ro.cost.api.total(verbs=(*WRITE_VERBS, *READ_VERBS), exclude_resources=("",))
+                - ro.plans
+                - ro.cost.api.total(resource="plans", verbs=("LIST",)),
+                ro.seconds,
+            )
+            for ro in rounds
+        ]
+        self.controller_requests_per_s = _median(self.request_rates)
+        self.bench_lists_per_s = _median(
+            [
+                _ratio(ro.cost.api.total(resource="plans", verbs=("LIST",)), ro.seconds)
+                for ro in rounds
+            ]
+        )
+
+        self.cpu: dict[str, float] = {name: 0.0 for name in PROCESSES}
+        self.cpu_wall = 0.0
+        for ro in rounds:
+            self.cpu_wall += ro.cost.cpu_seconds
+            for name, seconds in ro.cost.cpu.items():
+                self.cpu[name] = self.cpu.get(name, 0.0) + seconds
+        self.cpu_total = sum(self.cpu.values())
+        busy = sum(ro.cost.machine[0] for ro in rounds)
+        stolen = sum(ro.cost.machine[1] for ro in rounds)
+        total = sum(ro.cost.machine[2] for ro in rounds)
+        # The whole machine, every process on it: the bench shares it with other work.
+        self.all_busy = _ratio(busy, total)
+        self.all_stolen = _ratio(stolen, total)
+        self.others_busy = max(0.0, _ratio(busy - self.cpu_total, total))
+        self.cores = max(1, int(r.machine.get("Cores (logical)", "1") or 1))
+        self.machine_busy = _ratio(self.cpu_total, self.cpu_wall * self.cores)
+        self.controller_core = _ratio(self.cpu.get("controller", 0.0), self.cpu_wall)
+
+        # Status writes per plan, from the executor's code: admission 1; per step a claim and
+        # an adoption; plus, in a chain, one settle write per step (pending -> ready), in
+        # parallel one settle write that readies every step.
+        settle = self.k if r.params.shape == "chain" else 1
+        self.expected_status_writes = 1 + settle + 2 * self.k
+        self.minimum_status_writes = 1 + 2 * self.k  # readying folded into the claim
+
+        def rates(threads: int) -> list[float]:
+            return [b.writes_per_second for b in r.baselines if b.threads == threads]
+
+        self.base1_rates = rates(1)
+        self.base1 = _median(self.base1_rates)
+        self.many_threads = r.params.baseline_threads if r.params.baseline_threads > 1 else 0
+        self.base_many_rates = rates(self.many_threads) if self.many_threads else []
+        self.base_many = _median(self.base_many_rates)
+        # The baseline makes two requests (GET, PUT) per write.
+        self.base1_requests = 2 * self.base1
+        self.base_many_requests = 2 * self.base_many
+        self.requests_per_step = self.per_step(self.all_writes + self.reads)
+
+        ap = r.approvals
+        self.latencies = ap.latencies if ap else []
+        self.p50 = percentile(self.latencies, 50)
+        self.p95 = percentile(self.latencies, 95)
+        self.lat_max = max(self.latencies) if self.latencies else NAN
+        self.slow = sum(1 for x in self.latencies if x >= FALLBACK_TICK_SECONDS / 2)
+        self.raised_p50 = percentile(ap.raised, 50) if ap else NAN
+        if ap:
+            aapi = ap.cost.api
+            m = max(1, ap.plans)
+            self.ap_plan_writes = aapi.total(resource="plans", verbs=("PUT", "PATCH")) / m
+            # The bench's decision is one PATCH per Approval; the rest is the controller's.
+            self.ap_approval_writes = (
+                aapi.total(resource="approvals", verbs=("PUT", "PATCH")) - ap.plans
+            ) / m
+            self.ap_events = aapi.total(resource="events", verbs=("POST",)) / m
+            self.ap_approval_patches = (
+                aapi.total(resource="approvals", subresource="", verbs=("PATCH",)) - ap.plans
+            ) / m
+            self.ap_plan_patches = (
+                aapi.total(resource="plans", subresource="", verbs=("PATCH",)) / m
+            )
+        else:
+            self.ap_plan_writes = self.ap_approval_writes = self.ap_events = NAN
+            self.ap_approval_patches = self.ap_plan_patches = NAN
+
+    def per_step(self, x: float) -> float:
+        return x / self.steps
+
+    def per_plan(self, x: float) -> float:
+        return x / self.plans
+
+
+# -- the table -------------------------------------------------------------------------------
+
+
+def rows(r: Results) -> list[tuple[str, list[Row]]]:
+    n = Numbers(r)
+    p = r.params
+    sections: list[tuple[str, list[Row]]] = []
+    rounds = f"{n.rounds} round{'s' if n.rounds > 1 else ''}"
+    sections.append(
+        (
+            f"Read-only plans: {rounds} of {p.plans} plans x {p.steps} service.status steps "
+            f"({p.shape})",
+            [
+                (
+                    "completed steps (attempts)",
+                    f"{n.steps} of {n.expected_steps} ({n.attempts})",
+                ),
+                ("**controller steps/s**, median (min-max)", _spread(n.rates)),
+                (
+                    "first plan applied -> last completed (s), median (min-max)",
+                    _spread(n.round_seconds),
+                ),
+                ("&nbsp;&nbsp;of which applying the plans, median", _s(_median(n.apply_seconds))),
+                (
+                    "plan duration p50 / p95 (applied -> completed)",
+                    f"{_s(percentile(n.plan_seconds, 50))} / {_s(percentile(n.plan_seconds, 95))}",
+                ),
+                ("most plans seen executing at once", f"{n.max_executing} of {p.plans}"),
+                (
+                    "**Plan writes per step** (PUT/PATCH, status and not)",
+                    _n(n.per_step(n.plan_writes)),
+                ),
+                (
+                    "&nbsp;&nbsp;status PUTs per plan (from the code / minimum)",
+                    f"{_n(n.per_plan(n.plan_status_put), 1)} ({n.expected_status_writes} / "
+                    f"{n.minimum_status_writes})",
+                ),
+                ("&nbsp;&nbsp;status PATCHes per plan", _n(n.per_plan(n.plan_status_patch), 1)),
+                (
+                    "&nbsp;&nbsp;metadata PATCHes per plan (kopf: finalizer, annotations)",
+                    _n(n.per_plan(n.plan_meta_writes), 1),
+                ),
+                ("&nbsp;&nbsp;answered 409 (lost a race, recomputed)", str(n.plan_conflicts)),
+                ("all API writes per step (Events included)", _n(n.per_step(n.all_writes))),
+                ("&nbsp;&nbsp;Events posted per step", _n(n.per_step(n.events))),
+                ("API reads per step (GET/LIST by the controller)", _n(n.per_step(n.reads))),
+                (
+                    "&nbsp;&nbsp;GET Plan / GET Mind per step",
+                    f"{_n(n.per_step(n.plan_gets))} / {_n(n.per_step(n.mind_gets))}",
+                ),
+                (
+                    "ledger events / executions per step",
+                    f"{_n(n.per_step(n.ledger_events))} / {_n(n.per_step(n.executions))}",
+                ),
+                ("**all API requests per step** (reads and writes)", _n(n.requests_per_step)),
+                ("controller Plan writes/s, median (min-max)", _spread(n.write_rates)),
+                ("controller API requests/s, median (min-max)", _spread(n.request_rates, 0)),
+                ("the bench's own polls (LIST Plans/s)", _n(n.bench_lists_per_s, 1)),
+                (
+                    "controller CPU per step",
+                    f"{1000 * n.per_step(n.cpu.get('controller', 0.0)):.1f} ms",
+                ),
+                ("size of a completed Plan (JSON)", f"{n.plan_bytes / 1024:.1f} KiB"),
+                ("controller RSS idle -> peak", f"{_mib(n.rss_idle)} -> {_mib(n.rss_peak)}"),
+                ("controller threads, peak", str(n.threads_peak)),
+            ],
+        )
+    )
+    cpu_rows: list[Row] = []
+    for name in PROCESSES:
+        seconds = n.cpu.get(name, 0.0)
+        share = _ratio(seconds, n.cpu_wall * n.cores)
+        cpu_rows.append((name, f"{seconds:.1f} s ({100 * share:.0f}% of the machine)"))
+    cpu_rows.append(
+        (
+            "all of them",
+            f"{n.cpu_total:.1f} s ({100 * n.machine_busy:.0f}% of {n.cores} cores over "
+            f"{n.cpu_wall:.1f} s)",
+        )
+    )
+    cpu_rows.append(
+        (
+            "the whole machine (every process)",
+            f"{100 * n.all_busy:.0f}% busy, {100 * n.others_busy:.0f}% of it other work; "
+            f"{100 * n.all_stolen:.0f}% stolen by the hypervisor",
+        )
+    )
+    sections.append(("CPU time during the read-only rounds", cpu_rows))
+    if r.approvals is not None:
+        ap = r.approvals
+        sections.append(
+            (
+                f"Approvals: {ap.plans} restarts, {ap.concurrency} in flight",
+                [
+                    ("**approval -> execution p50 / p95**", f"{_s(n.p50)} / {_s(n.p95)}"),
+                    ("&nbsp;&nbsp;max", _s(n.lat_max)),
+                    (
+                        f"&nbsp;&nbsp;at or over {FALLBACK_TICK_SECONDS / 2:.1f} s (half the "
+                        "fallback tick)",
+                        f"{n.slow} of {len(n.latencies)}",
+                    ),
+                    ("plan applied -> approval raised, p50", _s(n.raised_p50)),
+                    ("Plan writes per approved plan", _n(n.ap_plan_writes, 1)),
+                    ("Approval writes per approved plan (controller)", _n(n.ap_approval_writes, 1)),
+                    ("Events per approved plan", _n(n.ap_events, 1)),
+                    ("controller RSS peak", _mib(ap.rss_peak)),
+                ],
+            )
+        )
+    if r.probe is not None:
+        pr = r.probe
+        sections.append(
+            (
+                f"Saturation probe: {pr.plans} restarts awaiting approval at once, all approved",
+                [
+                    ("steps that raised an Approval", f"{pr.raised} of {pr.plans}"),
+                    ("Approvals approved by the bench", f"{pr.decided} of {pr.plans}"),
+                    (
+                        "Approvals the controller picked up (any phase)",
+                        f"{pr.pending} of {pr.plans}",
+                    ),
+                    (
+                        "Approvals the controller carried out (Executed)",
+                        f"{pr.executed} of {pr.plans}",
+                    ),
+                    (
+                        f"**steps completed within {pr.window:.0f} s of the decisions**",
+                        f"{len(pr.latencies)} of {pr.plans}",
+                    ),
+                    ("approval -> execution p50 of those", _s(percentile(pr.latencies, 50))),
+                ],
+            )
+        )
+    base_rows: list[Row] = []
+    for threads, rates in ((1, n.base1_rates), (n.many_threads, n.base_many_rates)):
+        if not threads:
+            continue
+        runs = [b for b in r.baselines if b.threads == threads]
+        conflicts = sum(b.conflicts for b in runs)
+        base_rows.append(
+            (
+                f"{'**' if threads == 1 else ''}baseline writes/s, {threads} "
+                f"thread{'s' if threads > 1 else ''}{'**' if threads == 1 else ''}, median "
+                "(min-max)",
+                f"{_spread(rates)}; {runs[0].writes if runs else 0} writes per round, "
+                f"{conflicts} conflicts",
+            )
+        )
+    base_rows += [
+        (
+            "**controller steps/s / baseline writes/s (1 thread)**",
+            _n(_ratio(n.steps_per_s, n.base1), 3),
+        ),
+        (
+            "**controller Plan writes/s / baseline writes/s (1 thread)**",
+            _n(_ratio(n.controller_writes_per_s, n.base1), 3),
+        ),
+    ]
+    base_rows.append(
+        (
+            "controller API requests/s / baseline requests/s (1 thread; GET + PUT per write)",
+            _n(_ratio(n.controller_requests_per_s, n.base1_requests), 3),
+        )
+    )
+    if n.many_threads:
+        base_rows += [
+            (
+                f"**controller API requests/s / baseline requests/s ({n.many_threads} threads)**",
+                _n(_ratio(n.controller_requests_per_s, n.base_many_requests), 3),
+            ),
+            (
+                f"controller steps/s / baseline writes/s ({n.many_threads} threads)",
+                _n(_ratio(n.steps_per_s, n.base_many), 3),
+            ),
+            (
+                f"controller Plan writes/s / baseline writes/s ({n.many_threads} threads)",
+                _n(_ratio(n.controller_writes_per_s, n.base_many), 3),
+            ),
+        ]
+    sections.append(
+        (
+            "Baseline: GET + PUT /status with that resourceVersion, same Plans, controller stopped",
+            base_rows,
+        )
+    )
+    return sections
+
+
+def _plain(key: str) -> str:
+    return key.replace("**", "").replace("&nbsp;", " ")
+
+
+def render_table(r: Results) -> str:
+    sections = rows(r)
+    width = max(len(_plain(k)) for _, rs in sections for k, _ in rs)
+    out = []
+    for title, rs in sections:
+        out += ["", title, "-" * len(title)]
+        out += [f"  {_plain(k):<{width}}  {v}" for k, v in rs]
+    return "\n".join(out) + "\n"
+
+
+def _markdown(rs: list[Row], head: tuple[str, str] = ("Measure", "Value")) -> str:
+    lines = [f"| {head[0]} | {head[1]} |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in rs]
+    return "\n".join(lines)
+
+
+# -- the reading -----------------------------------------------------------------------------
+
+
+def reading(r: Results) -> list[str]:
+    n = Numbers(r)
+    p = r.params
+    out: list[str] = []
+    if math.isnan(n.base1):
+        out.append("**Throughput.** No baseline was measured, so there is no ratio to read.")
+    else:
+        text = (
+            f"**Throughput.** The controller completed {n.steps_per_s:.1f} read-only steps per "
+            f"second (median of {n.rounds} rounds): {_ratio(n.steps_per_s, n.base1):.2f} of "
+            "the rate at which one plain client does the executor's basic operation, GET a "
+            f"Plan and PUT its status with that resourceVersion ({n.base1:.0f} writes/s here, "
+            "controller stopped). Its own Plan writes ran at "
+            f"{_ratio(n.controller_writes_per_s, n.base1):.2f} of that rate. A step takes "
+            f"{n.requests_per_step:.1f} API requests, so the controller sent "
+            f"{n.controller_requests_per_s:.0f} requests/s"
+        )
+        best = n.base_many_requests if n.many_threads else n.base1_requests
+        who = f"{n.many_threads} threads" if n.many_threads else "one thread"
+        ratio = _ratio(n.controller_requests_per_s, best)
+        text += f", {ratio:.2f} of the {best:.0f} requests/s the baseline reached with {who}"
+        if ratio >= 0.7:
+            text += (
+                ": the controller drives the API server about as hard as a plain client can, "
+                "so steps per second come out at roughly the API server's request rate on "
+                "this machine divided by the requests a step makes. Fewer requests per step "
+                "(below) should raise throughput roughly in proportion."
+            )
+        else:
+            text += (
+                ": the API server had capacity to spare, so the limit is in the controller's "
+                "own work between requests (below)."
+            )
+        out.append(text)
+    shares = sorted(((v, name) for name, v in n.cpu.items()), reverse=True)
+    top = ", ".join(f"{name} {100 * _ratio(v, n.cpu_total):.0f}%" for v, name in shares if v > 0)
+    busy = (
+        f"During the read-only rounds the bench's processes kept {100 * n.machine_busy:.0f}% "
+        f"of the machine's {n.cores} cores busy (by process: {top}); the whole machine was "
+        f"{100 * n.all_busy:.0f}% busy, {100 * n.others_busy:.0f}% of it other work on this "
+        f"shared machine, and {100 * n.all_stolen:.0f}% of the time was stolen by the "
+        "hypervisor."
+    )
+    ctl_ms = 1000 * n.per_step(n.cpu.get("controller", 0.0))
+    api_ms = 1000 * n.per_step(n.cpu.get("API server + etcd", 0.0))
+    per_step = (
+        f" Per step the API server spent {api_ms:.0f} ms of CPU and the controller "
+        f"{ctl_ms:.0f} ms; every request a step makes costs CPU on both sides (the API "
+        "server's, and the controller's serialising and validation), so the number of "
+        "requests per step is the main lever."
+    )
+    if n.controller_core >= 0.8:
+        limit = (
+            f" The controller alone used {n.controller_core:.2f} cores: one Python interpreter "
+            f"(one GIL) spending {ctl_ms:.0f} ms of CPU per step is what limits throughput."
+        )
+    elif n.all_busy + n.all_stolen >= 0.8:
+        limit = " The cores were close to saturated, so throughput is bound by CPU." + per_step
+    else:
+        limit = (
+            " The cores were not saturated, so part of each step's time is waiting: round "
+            f"trips to the API server and Postgres, one after another within a plan, with at "
+            f"most {CONTROLLER_WORKERS} plans progressing at once." + per_step
+        )
+    out.append(f"**What limits it.** {busy}{limit}")
+    out.append(
+        f"**Ticks and wake-ups.** No read-only step waits for the {FALLBACK_TICK_SECONDS:.0f} s "
+        "fallback tick: a plan's daemon applies transitions back to back within one tick (up "
+        "to 64), so a plan runs from its first step to its last without sleeping, and the tick "
+        "only matters for plans waiting on something outside (approvals, waits, verify "
+        f"windows). Plans took {percentile(n.plan_seconds, 50):.1f} s (p50) to "
+        f"{percentile(n.plan_seconds, 95):.1f} s (p95) from being applied to completing."
+    )
+    if n.max_executing <= CONTROLLER_WORKERS < p.plans:
+        out.append(
+            f"**Concurrency.** At most {n.max_executing} of the {p.plans} plans of a round were "
+            "seen executing at once. kopf runs every sync handler and every sync daemon in one "
+            f"thread pool of {CONTROLLER_WORKERS} workers (`settings.execution.max_workers = "
+            f"{CONTROLLER_WORKERS}` in handlers.py), and a plan's daemon holds its worker for "
+            "the plan's whole life, sleeping included: plans beyond the pool wait for a free "
+            "worker before their first step, which is most of the spread between the p50 and "
+            "p95 plan durations."
+        )
+    got = n.per_plan(n.plan_status_put)
+    shape = (
+        "a settle write (pending -> ready), a claim (ready -> executing, with the lease) and "
+        "the adoption (executing -> completed)"
+        if p.shape == "chain"
+        else "a claim (ready -> executing, with the lease) and the adoption (executing -> "
+        "completed), after one settle write that readies every step"
+    )
+    conflicts = (
+        f" {n.plan_conflicts} of the writes were answered 409 and written again: the only "
+        "other writer of these Plans is kopf, whose metadata patches change the "
+        "resourceVersion under the executor's conditional writes."
+        if n.plan_conflicts
+        else " No write lost a race (no 409s)."
+    )
+    out.append(
+        f"**Writes per step.** {n.per_step(n.plan_writes):.2f} Plan writes per step. Status: "
+        f"{got:.1f} PUTs per plan of {n.k} steps, {n.expected_status_writes} expected from "
+        f"the code (admission, then per step {shape}). Folding readying into the claim, which "
+        'the issue allows ("a step that can be readied and claimed at once may be moved in '
+        f'one write"), would make it {n.minimum_status_writes}. Metadata: '
+        f"{n.per_plan(n.plan_meta_writes):.1f} patches per plan by kopf (the finalizer its "
+        f"daemons require, and its handler bookkeeping in annotations).{conflicts} Each step "
+        f"also posts {n.per_step(n.events):.2f} Kubernetes Events (one Normal Event per "
+        f"completed step) and makes {n.per_step(n.reads):.1f} API reads: "
+        f"{n.per_step(n.plan_gets):.1f} GETs of the Plan (every adoption re-reads the Plan "
+        "it has just claimed, because `write_status` GETs before each PUT, and each pass of "
+        f"the tick loop reads it again) and {n.per_step(n.mind_gets):.1f} GETs of the Mind "
+        "(once per tick pass and once per capability invocation)."
+    )
+    if n.latencies:
+        if n.slow == 0:
+            how = (
+                "every approved restart reached `completed` by wake-up (the Approval handler "
+                "carries the action out and wakes the plan's daemon), none by the "
+                f"{FALLBACK_TICK_SECONDS:.0f} s fallback tick"
+            )
+        else:
+            how = (
+                f"{n.slow} of {len(n.latencies)} took {FALLBACK_TICK_SECONDS / 2:.1f} s or "
+                f"more, which points at the {FALLBACK_TICK_SECONDS:.0f} s fallback tick rather "
+                "than a wake-up"
+            )
+        out.append(
+            f"**Approvals.** From the approver's decision write to the step completed: p50 "
+            f"{n.p50:.2f} s, p95 {n.p95:.2f} s, with {p.approval_concurrency} plan(s) in "
+            f"flight; {how}. The path: the Approval's update event, the Approval handler (the "
+            "Approved status write, the restart, the Executed status write), a wake-up of the "
+            "plan's daemon and the plan's completing write. The bench polls every "
+            f"{1000 * p.poll:.0f} ms, which bounds the resolution. Per approved plan the "
+            f"controller made {n.ap_plan_writes:.1f} Plan writes and {n.ap_approval_writes:.1f} "
+            f"Approval writes; {n.ap_plan_patches:.1f} and {n.ap_approval_patches:.1f} of them "
+            "are kopf's metadata patches, not state changes of ours."
+        )
+    pr = r.probe
+    if pr is not None:
+        done = len(pr.latencies)
+        if done < pr.plans:
+            out.append(
+                f"**Saturation.** With {pr.plans} plans waiting on approvals at once, "
+                f"{done} of {pr.plans} approved restarts completed within {pr.window:.0f} s; "
+                f"the controller picked up {pr.pending} of the {pr.plans} Approvals and carried "
+                f"out {pr.executed}. Each waiting plan's daemon sleeps inside one of kopf's "
+                f"{CONTROLLER_WORKERS} worker threads, so once {CONTROLLER_WORKERS} plans wait, "
+                "no worker is left for the Approval handlers and timers that would carry the "
+                "approved actions out, and the plans wait for ever: a deadlock, not a slowdown. "
+                "By the same mechanism, any eight plans whose daemons sleep (blocked, waiting, "
+                "verifying) leave no worker for admissions, Minds or releases. A sleeping "
+                "daemon must not hold a worker (an async daemon, or a pool sized above the "
+                "number of open plans)."
+            )
+        else:
+            out.append(
+                f"**Saturation.** With {pr.plans} plans waiting on approvals at once, all "
+                f"approved restarts completed (p50 {percentile(pr.latencies, 50):.2f} s from "
+                "the decision): waiting plans do not starve the handlers that carry approvals "
+                "out."
+            )
+    out.append(
+        f"**Memory.** The controller's RSS went from {_mib(n.rss_idle)} idle to "
+        f"{_mib(n.rss_peak)} at peak with {p.plans} plans open at once "
+        f"({n.threads_peak} threads at most); it keeps no plan state between ticks."
+    )
+    return out
+
+
+# -- the document ----------------------------------------------------------------------------
+
+
+#: The rows of the request tables, always all of them and in this order, so that runs compare
+#: line by line; whatever else happened is summed in a last row.
+API_ROWS = (
+    ("plans", "", "POST"),
+    ("plans", "", "LIST"),
+    ("plans", "", "GET"),
+    ("plans", "status", "PUT"),
+    ("plans", "status", "PATCH"),
+    ("plans", "", "PATCH"),
+    ("minds", "", "GET"),
+    ("capabilitygrants", "", "LIST"),
+    ("deployments", "", "GET"),
+    ("deployments", "", "PATCH"),
+    ("pods", "", "LIST"),
+    ("approvals", "", "POST"),
+    ("approvals", "", "GET"),
+    ("approvals", "", "PATCH"),
+    ("approvals", "status", "PUT"),
+    ("events", "", "POST"),
+)
+
+
+def _api_table(api: ApiCounters, per: float, label: str) -> list[str]:
+    lines = [f"| Resource | Verb | Requests | {label} |", "|---|---|---|---|"]
+    listed = 0
+    for resource, sub, verb in API_ROWS:
+        count = api.total(resource=resource, subresource=sub, verbs=(verb,))
+        listed += count
+        name = f"{resource}/{sub}" if sub else resource
+        lines.append(f"| {name} | {verb} | {count} | {count / per:.2f} |")
+    rest = api.total(verbs=(*WRITE_VERBS, *READ_VERBS), exclude_resources=("",)) - listed
+    lines.append(f"| anything else | reads and writes | {rest} | {rest / per:.2f} |")
+    return lines
+
+
+def render_doc(r: Results, command: str, argv: str) -> str:
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    machine_rows: list[Row] = [
+        *r.machine.items(),
+        *r.versions.items(),
+        ("Commit", r.revision),
+        ("Run at", when),
+        ("Start-up (devcluster, Postgres, CRDs, controller)", f"{r.setup_seconds:.0f} s"),
+    ]
+    params: list[Row] = [(f"`{o.env}`", f"{r.params.values()[o.flag]}") for o in OPTIONS]
+    n = Numbers(r)
+    parts = [
+        "# Benchmarks",
+        "",
+        "This file is written by `make bench` (`bench/executor_bench.py`); every run replaces "
+        "it, so edit the generator, not this file. The benchmark starts its own devcluster "
+        "(kube-apiserver with embedded etcd), embedded Postgres and the controller as a "
+        "separate process under its ServiceAccount, and stops them at the end. In one run it "
+        "measures:",
+        "",
+        "1. **Read-only plans.** Rounds of N operator-authored plans of K `service.status` "
+        f"steps on a Deployment the bench marks healthy (namespace `{NS_READONLY}`), applied "
+        "at once: completed steps per second from the first plan applied to the last "
+        f"completed (the bench lists the plans every {1000 * READONLY_POLL_SECONDS:.0f} ms), "
+        "API requests per step (the API server's `apiserver_request_total`, read as the "
+        "administrator before and after), ledger rows, CPU time per process and the "
+        "controller's RSS (sampled every 200 ms).",
+        "2. **Approvals.** M plans of one `service.restart` that needs approval (namespace "
+        f"`{NS_APPROVALS}`); the bench approves each as the `approver` user once the Approval "
+        "is Pending, and measures from its decision write returning to the step being "
+        "`completed`, polling the Plan.",
+        "3. **Saturation probe.** As many plans waiting on an approval at once as the "
+        f"controller has workers ({CONTROLLER_WORKERS}), in namespace `{NS_PROBE}`: the bench "
+        "approves every Approval as soon as it exists and counts the steps that complete "
+        "within the window. A stall is reported, not raised.",
+        "4. **Baseline.** With the controller stopped, a plain client (the same kubernetes "
+        "client library) doing the executor's basic operation as fast as it can: GET a Plan, "
+        "PUT its status with that resourceVersion, on the read-only rounds' completed Plans "
+        "(so the bodies are as large as the controller's), with one thread and with several.",
+        "",
+        "The machine is shared and noisy: compare runs by the ratios to the baseline measured "
+        "in the same run, not by absolute numbers.",
+        "",
+        "## Machine",
+        "",
+        _markdown(machine_rows, ("", "")),
+        "",
+        "## Command",
+        "",
+        "```sh",
+        command,
+        "```",
+        "",
+        f"This ran `{argv}` with these parameters (each is also a flag: "
+        "`.venv/bin/python -m bench.executor_bench --help`):",
+        "",
+        _markdown(params, ("Variable", "Value")),
+        "",
+        "## Results",
+        "",
+    ]
+    for title, rs in rows(r):
+        parts += [f"### {title}", "", _markdown(rs), ""]
+    parts += [
+        "### API requests of the read-only rounds, by resource and verb",
+        "",
+        *_api_table(n.api, n.steps, "Per step"),
+        "",
+        "The Plan POSTs and LISTs are the bench (applying its plans, polling them) and "
+        "non-resource GETs (`/metrics`) are left out; everything else is the controller. "
+        "Requests answered 409 are included.",
+        "",
+    ]
+    if r.approvals is not None:
+        parts += [
+            "### API requests of the approval phase, by resource and verb",
+            "",
+            *_api_table(r.approvals.cost.api, max(1, r.approvals.plans), "Per approved plan"),
+            "",
+            "The bench made the Plan POSTs and LISTs, the Approval GETs and one Approval PATCH "
+            "per plan (the decision); everything else is the controller.",
+            "",
+        ]
+    parts += ["## Reading", ""]
+    for paragraph in reading(r):
+        parts += [paragraph, ""]
+    return "\n".join(parts).rstrip() + "\n"

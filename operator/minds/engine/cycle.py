@@ -1,0 +1,324 @@
+"""The mind's cycle: observe, want, resolve, commit, intend, plan; then say so in status.
+
+One cycle of one mind runs at a time, across controllers (a Postgres advisory lock). The rules
+are in ``minds.domain.volition``; this module reads what they need, hands it to them, and
+records every change and every choice. Observation is read-only and never asks a person (a
+check that would need approval is "not observable"). An inactive mind runs no cycle that acts:
+it is not even observed.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from minds.domain.beliefs import PredictionStatus
+from minds.domain.capabilities.registry import CapabilityRegistry
+from minds.domain.intentions import LIVE_STATUSES, IntentionRecord
+from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
+from minds.domain.resources.approval import Explanation
+from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
+from minds.domain.resources.mind import MindSpec, MindStatus
+from minds.domain.volition.commitments import (
+    CommitmentContext,
+    CommitmentState,
+    check_commitments,
+)
+from minds.domain.volition.conflicts import Conflict, resolve_conflicts
+from minds.domain.volition.decisions import VolitionDecision
+from minds.domain.volition.formation import DEFAULT_CAPACITY, abandon_without_plan, form
+from minds.domain.volition.wants import (
+    Observation,
+    Valence,
+    Want,
+    WantStatus,
+    decayed_strength,
+    derive_wants,
+)
+from minds.engine.capability_service import CapabilityService, Invocation, Origin, OutcomeKind
+from minds.engine.conditional import write_status
+from minds.engine.planning_service import PlanningService
+from minds.engine.ports import Clock, NotFound, ResourcePort
+
+log = logging.getLogger(__name__)
+
+OPEN_PLAN_PHASES = frozenset(
+    {"validated", "waiting", "executing", "awaiting_approval", "blocked", "replanning"}
+)
+
+
+@dataclass(frozen=True)
+class CycleReport:
+    observed: int
+    wants: int
+    formed: int
+    decisions: int
+    summary: str
+
+
+class MindCycle:
+    def __init__(
+        self,
+        *,
+        resources: ResourcePort,
+        ledger: Any,
+        capabilities: CapabilityService,
+        planning: PlanningService,
+        clock: Clock,
+        registry: CapabilityRegistry,
+    ) -> None:
+        self._resources = resources
+        self._ledger = ledger
+        self._capabilities = capabilities
+        self._planning = planning
+        self._clock = clock
+        self._registry = registry
+
+    def run(self, namespace: str, name: str) -> CycleReport | None:
+        """One cycle; None when another controller is running this mind's cycle right now."""
+        with self._ledger.cycle_lock(namespace, name) as mine:
+            if not mine:
+                return None
+            return self._run(namespace, name)
+
+    # -- recording -----------------------------------------------------------------------
+
+    def _record(self, decisions: tuple[VolitionDecision, ...] | list[VolitionDecision]) -> int:
+        written = 0
+        for d in decisions:
+            written += bool(
+                self._ledger.record_decision(
+                    namespace=d.namespace,
+                    mind=d.mind,
+                    kind=d.kind.value,
+                    outcome=d.outcome,
+                    subjects=d.subjects,
+                    data=d.data(),
+                    at=d.at,
+                    key=d.key,
+                )
+            )
+        return written
+
+    def _store_want(self, want: Want) -> None:
+        self._ledger.upsert_want(
+            namespace=want.namespace,
+            mind=want.mind,
+            want_id=want.id,
+            subject=want.subject,
+            status=want.status.value,
+            strength=want.strength,
+            data=want.to_k8s(),
+            at=want.updated_at,
+        )
+
+    # -- observing -----------------------------------------------------------------------
+
+    def _observe(self, namespace: str, name: str, uid: str, spec: MindSpec) -> list[Observation]:
+        now = self._clock()
+        observations = []
+        for goal in spec.goals:
+            target_ns = goal.subject.namespace or namespace
+            outcome = self._capabilities.invoke(
+                Invocation(
+                    namespace=namespace,
+                    capability="service.status",
+                    parameters={
+                        "namespace": target_ns,
+                        "kind": goal.subject.kind,
+                        "name": goal.subject.name,
+                    },
+                    origin=Origin(mind=name, cycle=f"{uid}:{goal.name}:{now.isoformat()}"),
+                    explanation=Explanation(
+                        what=f"observe {goal.name}", why=goal.description or f"goal {goal.name}"
+                    ),
+                    evidence={"goal": goal.name},
+                    check=True,
+                )
+            )
+            if outcome.kind is OutcomeKind.EXECUTED and outcome.result is not None:
+                observations.append(
+                    Observation(
+                        subject=f"{target_ns}/{goal.subject.name}",
+                        capability="service.status",
+                        fields=dict(outcome.result.fields),
+                        at=now,
+                    )
+                )
+        return observations
+
+    # -- the cycle -----------------------------------------------------------------------
+
+    def _run(self, namespace: str, name: str) -> CycleReport:
+        body = self._resources.get(MIND, namespace, name)
+        try:
+            spec = MindSpec.model_validate(body.get("spec") or {})
+        except ValidationError:
+            return self._summarise(namespace, name, CycleReport(0, 0, 0, 0, "spec unreadable"))
+        if not spec.active:
+            return self._summarise(
+                namespace, name, CycleReport(0, 0, 0, 0, "inactive: observed nothing, did nothing")
+            )
+        uid = body["metadata"]["uid"]
+        observations = self._observe(namespace, name, uid, spec)
+        now = self._clock()
+        decisions = 0
+
+        recorded = {
+            k: CommitmentState(v)
+            for k, v in self._ledger.commitment_states(namespace, name).items()
+        }
+        context = CommitmentContext(spec=spec, recorded=recorded)
+        states, commitment_decisions = check_commitments(
+            now, context, namespace=namespace, mind=name, registry=self._registry
+        )
+        for commitment, assessment in states.items():
+            self._ledger.set_commitment_state(
+                namespace, name, commitment, assessment.state.value, assessment.reason, now
+            )
+        decisions += self._record(commitment_decisions)
+        context = CommitmentContext(spec=spec, recorded={k: a.state for k, a in states.items()})
+
+        existing = [Want.model_validate(d) for d in self._ledger.wants(namespace, name)]
+        derived = derive_wants(
+            observations,
+            self._ledger.predictions(namespace, name),
+            self._ledger.beliefs(namespace, name),
+            spec,
+            existing,
+            now,
+            namespace=namespace,
+            mind=name,
+            commitments=context,
+            registry=self._registry,
+        )
+        for want in derived.wants:
+            self._store_want(want)
+        decisions += self._record(derived.decisions)
+        wants = {w.id: w for w in existing}
+        wants.update({w.id: w for w in derived.wants})
+        active = [w for w in wants.values() if w.status is WantStatus.ACTIVE]
+
+        previous = [Conflict.model_validate(c) for c in self._ledger.conflicts(namespace, name)]
+        resolved = resolve_conflicts(active, spec, previous, now, namespace=namespace, mind=name)
+        for conflict in resolved.conflicts:
+            self._ledger.save_conflict(
+                namespace=namespace,
+                mind=name,
+                conflict_id=conflict.id,
+                open_=conflict.open,
+                data=conflict.to_k8s(),
+                at=now,
+            )
+        decisions += self._record(resolved.decisions)
+
+        formed = 0
+        intentions: list[IntentionRecord] = self._ledger.intentions(namespace=namespace, mind=name)
+        mind_view = self._planning.mind_view(namespace, name)
+        grants = list(mind_view.grants) if mind_view else []
+        approach = sorted(
+            (w for w in active if w.valence is Valence.APPROACH),
+            key=lambda w: (-decayed_strength(w, now), w.id),
+        )
+        for want in approach:
+            formation = form(
+                want,
+                spec,
+                intentions,
+                DEFAULT_CAPACITY,
+                now,
+                conflicts=resolved.conflicts,
+                grants=grants,
+                registry=self._registry,
+            )
+            decisions += self._record([formation.decision])
+            if formation.intention is None:
+                continue
+            intention, created = self._ledger.form_intention(formation.intention)
+            if not created:
+                continue
+            intentions.append(intention)
+            formed += 1
+            planned = self._planning.plan(intention)
+            if planned.plan_name is None:
+                abandoned = abandon_without_plan(intention, want, planned.result.reason, now)
+                self._ledger.transition_intention(
+                    intention.id, abandoned.intention.status, abandoned.intention.reason, now
+                )
+                self._store_want(abandoned.want)
+                decisions += self._record(list(abandoned.decisions))
+            else:
+                self._ledger.update_intention(intention.id, plan=planned.plan_name, at=now)
+
+        open_wants = sum(1 for w in wants.values() if w.status is WantStatus.ACTIVE)
+        summary = (
+            f"observed {len(observations)} of {len(spec.goals)} goals; {open_wants} open wants; "
+            f"formed {formed} intentions; {decisions} decisions recorded"
+        )
+        self._ledger.append_event(
+            EventRecord(
+                mind=name,
+                namespace=namespace,
+                type="cycle_completed",
+                subject=SubjectRef(kind=MIND.kind, name=name, uid=uid),
+                payload={
+                    "observed": len(observations),
+                    "formed": formed,
+                    "decisions": decisions,
+                    "refutedPredictions": sum(
+                        1
+                        for p in self._ledger.predictions(namespace, name)
+                        if p.status is PredictionStatus.REFUTED
+                    ),
+                },
+                occurred_at=now,
+                idempotency_key=idempotency_key("cycle", uid, now.isoformat()),
+            )
+        )
+        return self._summarise(
+            namespace, name, CycleReport(len(observations), open_wants, formed, decisions, summary)
+        )
+
+    def _summarise(self, namespace: str, name: str, report: CycleReport) -> CycleReport:
+        """The Mind's status: what is open now, and what the last cycle did."""
+        now = self._clock()
+        wants = sum(1 for d in self._ledger.wants(namespace, name) if d.get("status") == "active")
+        intentions = sum(
+            1
+            for i in self._ledger.intentions(namespace=namespace, mind=name)
+            if i.status in LIVE_STATUSES
+        )
+        plans = sum(
+            1
+            for p in self._resources.list(PLAN, namespace)
+            if (p.get("spec") or {}).get("mind") == name
+            and (p.get("status") or {}).get("phase") in OPEN_PLAN_PHASES
+        )
+        approvals = sum(
+            1
+            for a in self._resources.list(APPROVAL, namespace)
+            if (a.get("spec") or {}).get("mind") == name
+            and (a.get("status") or {}).get("phase", "Pending") == "Pending"
+        )
+
+        def compute(current: dict[str, Any]) -> tuple[dict[str, Any] | None, None]:
+            status = MindStatus.model_validate(current.get("status") or {})
+            after = status.model_copy(
+                update={
+                    "open_wants": wants,
+                    "open_intentions": intentions,
+                    "open_plans": plans,
+                    "pending_approvals": approvals,
+                    "last_cycle_at": now,
+                    "last_cycle": report.summary[:1024],
+                }
+            )
+            return after.to_k8s(), None
+
+        with suppress(NotFound):  # deleted meanwhile: nothing to summarise
+            write_status(self._resources, MIND, namespace, name, compute)
+        return report
