@@ -376,8 +376,8 @@ def test_dream_plans_and_plans_of_inactive_minds_never_run(
     reads = [read_step("D1", namespace), read_step("D2", namespace, "D1")]
     apply(cluster, operator_plan(namespace, "dreamt", reads, origin="dream"))
     apply(cluster, operator_plan(namespace, "asleep", reads, mind_name="sleeper"))
-    # The controller saw both (admission wrote their status) ...
-    dreamt = wait_phase(cluster, namespace, "dreamt", "validated")
+    # The controller saw both (admission wrote their status; a dream may be kept a draft) ...
+    dreamt = wait_phase(cluster, namespace, "dreamt", "validated", "draft")
     asleep = wait_phase(cluster, namespace, "asleep", "validated")
     # ... and a plan applied after them in the same namespace runs to its end meanwhile.
     apply(cluster, operator_plan(namespace, "awake", [read_step("D1", namespace)]))
@@ -385,7 +385,7 @@ def test_dream_plans_and_plans_of_inactive_minds_never_run(
 
     for name, seen in (("dreamt", dreamt), ("asleep", asleep)):
         now = plan_status(cluster, namespace, name)
-        assert now["phase"] == "validated", name
+        assert now["phase"] == seen["phase"], name
         assert steps_of(now) == steps_of(seen) == {"D1": "pending", "D2": "pending"}, name
     awake_uid = plan_body(cluster, namespace, "awake")["metadata"]["uid"]
     ran = executions_by_step(e2e_ledger, namespace)

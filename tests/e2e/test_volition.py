@@ -118,3 +118,118 @@ def test_an_unhealthy_workload_becomes_a_want_an_intention_and_a_plan(
         cluster.kubectl("get", "mind", "keeper", "-n", namespace, "-o", "json").stdout
     )["status"]
     assert status.get("lastCycleAt")
+
+
+def minds_cli(cluster: Cluster, database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "minds.cli.main", *args],
+        env={
+            **os.environ,
+            "KUBECONFIG": str(cluster.kubeconfig),
+            "MINDS_DATABASE_URL": database_url,
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_an_inactive_mind_observes_nothing_and_does_nothing(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    deployment(cluster, namespace)
+    set_health(cluster, namespace, healthy=False)
+    keeper(cluster, namespace, active=False)
+    status = eventually(
+        lambda: (
+            (
+                s := json.loads(
+                    cluster.kubectl("get", "mind", "keeper", "-n", namespace, "-o", "json").stdout
+                ).get("status", {})
+            ).get("lastCycle")
+            and s
+        ),
+        timeout=60,
+        what="a cycle ran",
+    )
+    assert status["lastCycle"].startswith("inactive")
+    assert plans_of(cluster, namespace) == []
+    assert e2e_ledger.executions(namespace=namespace) == []
+    assert e2e_ledger.wants(namespace, "keeper") == []
+
+
+def test_asking_a_mind_becomes_a_want(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger, e2e_database_url: str
+) -> None:
+    deployment(cluster, namespace)
+    set_health(cluster, namespace, healthy=True)
+    keeper(cluster, namespace)
+    asked = minds_cli(
+        cluster,
+        e2e_database_url,
+        "ask",
+        "keeper",
+        "is atlas-worker keeping up with the queue?",
+        "-n",
+        namespace,
+    )
+    assert asked.returncode == 0, asked.stderr
+    spec = json.loads(
+        cluster.kubectl("get", "mind", "keeper", "-n", namespace, "-o", "json").stdout
+    )["spec"]
+    assert spec["requests"][0]["text"] == "is atlas-worker keeping up with the queue?"
+    wants = eventually(
+        lambda: [w for w in e2e_ledger.wants(namespace, "keeper") if w["origin"] == "request"],
+        timeout=60,
+        what="a want from the request",
+    )
+    assert "keeping up" in wants[0]["summary"]
+
+
+def test_a_fork_inherits_beliefs_but_runs_none_of_the_sources_work(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger, e2e_database_url: str
+) -> None:
+    from datetime import UTC, datetime
+
+    from minds.domain.intentions import IntentionKind, IntentionRecord, intention_id
+
+    deployment(cluster, namespace)
+    set_health(cluster, namespace, healthy=False)
+    keeper(cluster, namespace)
+    # The source is at work: its plan waits for a person.
+    [plan] = eventually(lambda: plans_of(cluster, namespace), timeout=90, what="a plan")
+    wait_step(cluster, namespace, plan["metadata"]["name"], "P1", "awaiting_approval")
+    now = datetime.now(UTC)
+    e2e_ledger.upsert_belief(namespace, "keeper", "atlas-worker recovers after a restart", 0.7, now)
+    e2e_ledger.form_intention(
+        IntentionRecord(
+            id=intention_id("test", namespace),
+            namespace=namespace,
+            mind="keeper",
+            objective="look into atlas-worker",
+            kind=IntentionKind.INVESTIGATION,
+            created_at=now,
+            updated_at=now,
+        )
+    )
+
+    forked = minds_cli(cluster, e2e_database_url, "fork", "keeper", "keeper-two", "-n", namespace)
+    assert forked.returncode == 0, forked.stderr
+    assert [b.statement for b in e2e_ledger.beliefs(namespace, "keeper-two")] == [
+        "atlas-worker recovers after a restart"
+    ]
+    inherited = e2e_ledger.intentions(namespace=namespace, mind="keeper-two")
+    assert inherited
+    assert {i.status.value for i in inherited} == {"suspended"}
+    # None of the source's work moved: its plan and approval stay its own.
+    assert all(
+        p["spec"]["mind"] == "keeper"
+        for p in plans_of(cluster, namespace)
+        if not p["metadata"]["name"].startswith("keeper-two")
+    )
+    approvals = json.loads(
+        cluster.kubectl("get", "approvals", "-n", namespace, "-o", "json").stdout
+    )["items"]
+    assert {a["spec"]["mind"] for a in approvals} == {"keeper"}
+    assert e2e_ledger.executions(namespace=namespace, mind="keeper-two") == []

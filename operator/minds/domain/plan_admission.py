@@ -20,6 +20,7 @@ from minds.domain.planning.model import (
     Budget,
     IssueCode,
     Plan,
+    PlanOrigin,
     PlanStatus,
     StepState,
     StepStatus,
@@ -129,6 +130,19 @@ def admit(
                 }
             )
             result = validate(plan, registry, mind)
+    if plan is not None and plan.origin is PlanOrigin.DREAM and result.ok:
+        # A dream is a draft by nature: it may be read, never run.
+        result = result.model_copy(
+            update={
+                "errors": [
+                    ValidationIssue(
+                        code=IssueCode.DREAM,
+                        field="origin",
+                        message="a dream plan is never run; it stays a draft",
+                    )
+                ]
+            }
+        )
     steps = [StepState(key=s.key) for s in plan.steps] if plan is not None else []
     status = current.model_copy(
         update={

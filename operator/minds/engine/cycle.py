@@ -12,13 +12,20 @@ from __future__ import annotations
 import logging
 from contextlib import suppress
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
 
 from minds.domain.beliefs import PredictionStatus
 from minds.domain.capabilities.registry import CapabilityRegistry
-from minds.domain.intentions import LIVE_STATUSES, IntentionRecord
+from minds.domain.intentions import (
+    LIVE_STATUSES,
+    IntentionKind,
+    IntentionRecord,
+    IntentionStatus,
+    intention_id,
+)
 from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
 from minds.domain.resources.approval import Explanation
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
@@ -30,7 +37,12 @@ from minds.domain.volition.commitments import (
 )
 from minds.domain.volition.conflicts import Conflict, resolve_conflicts
 from minds.domain.volition.decisions import VolitionDecision
-from minds.domain.volition.formation import DEFAULT_CAPACITY, abandon_without_plan, form
+from minds.domain.volition.formation import (
+    DEFAULT_CAPACITY,
+    NotFormed,
+    abandon_without_plan,
+    form,
+)
 from minds.domain.volition.wants import (
     Observation,
     Valence,
@@ -45,6 +57,10 @@ from minds.engine.planning_service import PlanningService
 from minds.engine.ports import Clock, NotFound, ResourcePort
 
 log = logging.getLogger(__name__)
+
+#: Wants a dream may take up: those not acted on for want of strength or room, never those a
+#: commitment, policy or duplication ruled out.
+DREAMABLE = frozenset({NotFormed.BELOW_THRESHOLD, NotFormed.CAPACITY, NotFormed.DEFERRED})
 
 OPEN_PLAN_PHASES = frozenset(
     {"validated", "waiting", "executing", "awaiting_approval", "blocked", "replanning"}
@@ -217,6 +233,7 @@ class MindCycle:
         decisions += self._record(resolved.decisions)
 
         formed = 0
+        dreamt = 0
         intentions: list[IntentionRecord] = self._ledger.intentions(namespace=namespace, mind=name)
         mind_view = self._planning.mind_view(namespace, name)
         grants = list(mind_view.grants) if mind_view else []
@@ -237,6 +254,8 @@ class MindCycle:
             )
             decisions += self._record([formation.decision])
             if formation.intention is None:
+                if spec.dreams and formation.reason in DREAMABLE:
+                    dreamt += self._dream(namespace, name, want, now)
                 continue
             intention, created = self._ledger.form_intention(formation.intention)
             if not created:
@@ -258,6 +277,7 @@ class MindCycle:
         summary = (
             f"observed {len(observations)} of {len(spec.goals)} goals; {open_wants} open wants; "
             f"formed {formed} intentions; {decisions} decisions recorded"
+            + (f"; dreamt {dreamt} plans" if dreamt else "")
         )
         self._ledger.append_event(
             EventRecord(
@@ -282,6 +302,30 @@ class MindCycle:
         return self._summarise(
             namespace, name, CycleReport(len(observations), open_wants, formed, decisions, summary)
         )
+
+    def _dream(self, namespace: str, name: str, want: Want, now: datetime) -> int:
+        """Imagine a plan for a want that was not acted on. The plan is written with origin
+        ``dream``: admission keeps it a draft and the executor never runs it. Its intention is
+        a record of the dream, suspended from the start."""
+        record = IntentionRecord(
+            id=intention_id("dream", namespace, name, want.id),
+            namespace=namespace,
+            mind=name,
+            objective=f"(dream) {want.summary}"[:500],
+            kind=IntentionKind.ACTION if want.means else IntentionKind.INVESTIGATION,
+            subject=want.target,
+            means_capability=want.means.capability if want.means else None,
+            means_parameters=dict(want.means.parameters) if want.means else None,
+            created_at=now,
+            updated_at=now,
+        )
+        intention, created = self._ledger.form_intention(record)
+        if not created:
+            return 0
+        self._ledger.transition_intention(
+            intention.id, IntentionStatus.SUSPENDED, "a dream: imagined, never acted on", now
+        )
+        return 1 if self._planning.plan(intention, dream=True).plan_name else 0
 
     def _summarise(self, namespace: str, name: str, report: CycleReport) -> CycleReport:
         """The Mind's status: what is open now, and what the last cycle did."""

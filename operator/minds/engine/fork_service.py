@@ -1,5 +1,7 @@
 """Forking a mind: a new Mind that inherits what the source knows, none of what it is doing.
 
+The fork is created inactive, so it does nothing until a person activates it.
+
 The fork gets the source's spec (goals, values, commitments, policy), its beliefs, wants and
 procedural memories. Inherited intentions arrive suspended; no plan, Approval or grant is
 copied: approvals and grants were given to the source and stay with it.
@@ -52,7 +54,9 @@ class ForkService:
                         "namespace": namespace,
                         "annotations": {"minds.dev/forked-from": source},
                     },
-                    "spec": body.get("spec") or {},
+                    # A fork starts inactive: two minds acting on the same goals is a decision for
+                # a person (`kubectl patch mind NEW --type=merge -p '{"spec":{"active":true}}'`).
+                "spec": {**(body.get("spec") or {}), "active": False},
                 },
             )
         except AlreadyExists as exc:

@@ -109,7 +109,12 @@ class PlanningService:
         return MindView.from_spec(mind, namespace, spec, grants)
 
     def plan(
-        self, intention: IntentionRecord, *, revision: int = 1, supersedes: str | None = None
+        self,
+        intention: IntentionRecord,
+        *,
+        revision: int = 1,
+        supersedes: str | None = None,
+        dream: bool = False,
     ) -> Planned:
         mind = self.mind_view(intention.namespace, intention.mind)
         if mind is None:
@@ -124,14 +129,18 @@ class PlanningService:
         )
         if result.plan is None:
             return Planned(result, None)
-        name = plan_name(intention, revision)
+        name = plan_name(intention, revision) + ("-dream" if dream else "")
         plan = result.plan.model_copy(
             update={
                 "mind": intention.mind,
                 "intention": intention.id,
                 "revision": revision,
                 "supersedes": supersedes,
-                "origin": PlanOrigin.REPLAN if supersedes else result.plan.origin,
+                "origin": PlanOrigin.DREAM
+                if dream
+                else PlanOrigin.REPLAN
+                if supersedes
+                else result.plan.origin,
             }
         )
         body: dict[str, Any] = {

@@ -131,6 +131,7 @@ def after_act(
             }
         )
         return new, [
+            Effect(EffectKind.BLOCK_INTENTION, step.key, f"waiting for approval {acted.approval}"),
             Effect(
                 EffectKind.FORM_SUBORDINATE,
                 step.key,

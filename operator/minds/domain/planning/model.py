@@ -415,6 +415,7 @@ class IssueCode(StrEnum):
     TRUNCATED = "truncated"
     UNKNOWN_MIND = "unknown_mind"
     SCHEMA = "schema"
+    DREAM = "dream"
 
 
 class ValidationIssue(Model):

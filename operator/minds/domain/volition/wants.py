@@ -361,7 +361,7 @@ def _modulated(
     for name in DRIVES_BY_ORIGIN.get(origin, ()):
         if name in declared:
             touched.append(name)
-            factor = 1.0 + 0 * DRIVE_GAIN * (declared[name] - DRIVE_NEUTRAL)
+            factor = 1.0 + DRIVE_GAIN * (declared[name] - DRIVE_NEUTRAL)
             terms.append(Term(name=f"drive:{name}", op=TermOp.MULTIPLY, value=factor))
     return tuple(terms), tuple(touched)
 
