@@ -63,9 +63,11 @@ from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 
 MIND_NAME = "bench"
 TARGET = "bench-target"
-NS_READONLY = "bench-readonly"
-NS_APPROVALS = "bench-approvals"
-NS_PROBE = "bench-probe"
+#: One namespace and one Mind for every phase: each Mind's daemon holds one of the
+#: controller's workers for good, so the bench keeps to one.
+NAMESPACE = "bench"
+#: The Mind's own cycle is not what is measured: keep it from running during the phases.
+MIND_CYCLE_SECONDS = 3600
 LABEL = "minds.dev/bench"
 ROUND_LABEL = "minds.dev/bench-round"
 #: The controller's fallback: an open plan is looked at at least this often (handlers.py).
@@ -305,6 +307,7 @@ class ProbeResult:
     pending: int  # Approvals the controller had shown to people (phase set) by the end
     executed: int  # Approvals the controller carried out by the end
     latencies: list[float]  # decision -> step completed, for those that completed
+    states: dict[str, int]  # "plan phase/step status" -> plans, at the end
 
 
 @dataclass
@@ -664,14 +667,27 @@ def describe(plans: dict[str, dict[str, Any]], names: list[str]) -> str:
 # -- phase 1: read-only plans ----------------------------------------------------------------
 
 
-def readonly_world(env: Env, params: Params) -> int:
+def bench_world(env: Env, params: Params) -> int:
+    """The namespace, the Mind every plan serves and the Deployment they look at; returns the
+    invocation budget of the read-only plans."""
     budget = max(20, params.steps)
-    world(env, NS_READONLY, {"budget": {"invocations": budget}})
+    world(
+        env,
+        NAMESPACE,
+        {
+            "cycleIntervalSeconds": MIND_CYCLE_SECONDS,
+            "budget": {"invocations": budget},
+            "capabilityPolicy": [{"capability": "service.restart", "decision": "approve"}],
+            "attention": {
+                "maxOpenRequests": max(5, params.approval_concurrency, params.probe_plans)
+            },
+        },
+    )
     return budget
 
 
 def readonly_round(env: Env, params: Params, round_no: int, budget: int) -> ReadOnlyResult:
-    ns = NS_READONLY
+    ns = NAMESPACE
     names = [f"ro-{round_no}-{i:03d}" for i in range(params.plans)]
     bodies = []
     for n in names:
@@ -782,15 +798,7 @@ def decide(env: Env, namespace: str, approval: str) -> None:
 
 
 def approval_phase(env: Env, params: Params) -> ApprovalResult:
-    ns = NS_APPROVALS
-    world(
-        env,
-        ns,
-        {
-            "capabilityPolicy": [{"capability": "service.restart", "decision": "approve"}],
-            "attention": {"maxOpenRequests": max(5, params.approval_concurrency)},
-        },
-    )
+    ns = NAMESPACE
     names = [f"approve-{i:03d}" for i in range(params.approvals)]
     print(
         f"bench: approval phase: {len(names)} restarts, {params.approval_concurrency} in flight",
@@ -809,7 +817,7 @@ def approval_phase(env: Env, params: Params) -> ApprovalResult:
                 name = todo.pop(0)
                 create_plan(env, plan_object(ns, name, restart_steps(ns), 20, "approval"))
                 flight[name] = Track(name=name, created=time.monotonic())
-            plans = list_plans(env, ns)
+            plans = list_plans(env, ns, f"{LABEL}=approval")
             seen = time.monotonic()
             for name, track in list(flight.items()):
                 status = (plans.get(name) or {}).get("status") or {}
@@ -873,16 +881,8 @@ def probe_phase(env: Env, params: Params) -> ProbeResult:
     """Many plans waiting on people at once: apply them together, approve every Approval as
     soon as it exists, and count what completes within the window. Never fails the run: a
     stall is the finding, and the controller is stopped right after anyway."""
-    ns = NS_PROBE
+    ns = NAMESPACE
     count = params.probe_plans
-    world(
-        env,
-        ns,
-        {
-            "capabilityPolicy": [{"capability": "service.restart", "decision": "approve"}],
-            "attention": {"maxOpenRequests": max(5, count)},
-        },
-    )
     names = [f"probe-{i:03d}" for i in range(count)]
     print(f"bench: saturation probe: {count} restarts awaiting approval at once", flush=True)
     for name in names:
@@ -891,7 +891,7 @@ def probe_phase(env: Env, params: Params) -> ProbeResult:
     raise_deadline = deadline_after(min(params.timeout, 60.0))
     while time.monotonic() < raise_deadline:
         env.ensure_controller()
-        plans = list_plans(env, ns)
+        plans = list_plans(env, ns, f"{LABEL}=probe")
         for name, track in tracks.items():
             steps = ((plans.get(name) or {}).get("status") or {}).get("steps") or [{}]
             ref = steps[0].get("approvalRef")
@@ -905,7 +905,7 @@ def probe_phase(env: Env, params: Params) -> ProbeResult:
     window_end = deadline_after(params.probe_window)
     while time.monotonic() < window_end:
         env.ensure_controller()
-        plans = list_plans(env, ns)
+        plans = list_plans(env, ns, f"{LABEL}=probe")
         seen = time.monotonic()
         for name, track in tracks.items():
             steps = ((plans.get(name) or {}).get("status") or {}).get("steps") or [{}]
@@ -914,12 +914,21 @@ def probe_phase(env: Env, params: Params) -> ProbeResult:
         if all(t.done is not None or t.decided is None for t in tracks.values()):
             break
         time.sleep(max(params.poll, 0.2))
+    asked = {t.approval for t in tracks.values() if t.approval}
     approvals = as_dict(
         env.admin.list_namespaced_custom_object(
             APPROVAL.group, APPROVAL.version, ns, APPROVAL.plural, _request_timeout=30
         )
     ).get("items", [])
-    phases = [(a.get("status") or {}).get("phase") for a in approvals]
+    phases = [
+        (a.get("status") or {}).get("phase") for a in approvals if a["metadata"]["name"] in asked
+    ]
+    where: dict[str, int] = {}
+    for item in list_plans(env, ns, f"{LABEL}=probe").values():
+        status = item.get("status") or {}
+        state = ((status.get("steps") or [{}])[0]).get("status")
+        key = f"{status.get('phase', 'no status')}/{state or '-'}"
+        where[key] = where.get(key, 0) + 1
     return ProbeResult(
         plans=count,
         window=params.probe_window,
@@ -928,6 +937,7 @@ def probe_phase(env: Env, params: Params) -> ProbeResult:
         pending=sum(1 for p in phases if p),
         executed=sum(1 for p in phases if p == "Executed"),
         latencies=[t.done - t.decided for t in tracks.values() if t.done and t.decided],
+        states=dict(sorted(where.items())),
     )
 
 
@@ -943,7 +953,7 @@ def baseline(
     does not write to etcd); the objects are the read-only phase's completed Plans, so the
     bodies are exactly as large as the ones the controller wrote.
     """
-    ns = NS_READONLY
+    ns = NAMESPACE
     threads = max(1, threads)
     conflicts = [0] * threads
     errors: list[BaseException] = []
@@ -1023,7 +1033,7 @@ def run(params: Params, state_dir: Path) -> Results:
     try:
         setup = time.monotonic() - t0
         info = versions(env)
-        budget = readonly_world(env, params)
+        budget = bench_world(env, params)
         readonly = []
         for round_no in range(1, params.rounds + 1):
             result = readonly_round(env, params, round_no, budget)
@@ -1053,7 +1063,7 @@ def run(params: Params, state_dir: Path) -> Results:
         stop_controller(env.controller)
         per_round = sorted(controller_plan_writes(r.cost) for r in readonly)
         writes = params.baseline_writes or max(200, per_round[len(per_round) // 2])
-        names = sorted(list_plans(env, NS_READONLY))
+        names = sorted(list_plans(env, NAMESPACE, f"{LABEL}=readonly"))
         variants = [1] + ([params.baseline_threads] if params.baseline_threads > 1 else [])
         baselines = []
         for round_no in range(1, params.rounds + 1):

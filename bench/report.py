@@ -13,9 +13,8 @@ from datetime import UTC, datetime
 from bench.executor_bench import (
     CONTROLLER_WORKERS,
     FALLBACK_TICK_SECONDS,
-    NS_APPROVALS,
-    NS_PROBE,
-    NS_READONLY,
+    MIND_CYCLE_SECONDS,
+    NAMESPACE,
     OPTIONS,
     PROCESSES,
     READONLY_POLL_SECONDS,
@@ -287,7 +286,7 @@ def rows(r: Results) -> list[tuple[str, list[Row]]]:
     cpu_rows.append(
         (
             "the whole machine (every process)",
-            f"{100 * n.all_busy:.0f}% busy, {100 * n.others_busy:.0f}% of it other work; "
+            f"{100 * n.all_busy:.0f}% busy ({100 * n.others_busy:.0f} points other work); "
             f"{100 * n.all_stolen:.0f}% stolen by the hypervisor",
         )
     )
@@ -334,6 +333,10 @@ def rows(r: Results) -> list[tuple[str, list[Row]]]:
                         f"{len(pr.latencies)} of {pr.plans}",
                     ),
                     ("approval -> execution p50 of those", _s(percentile(pr.latencies, 50))),
+                    (
+                        "plans at the end (phase/step status: count)",
+                        ", ".join(f"{k}: {v}" for k, v in pr.states.items()) or "none",
+                    ),
                 ],
             )
         )
@@ -424,7 +427,8 @@ def reading(r: Results) -> list[str]:
     else:
         text = (
             f"**Throughput.** The controller completed {n.steps_per_s:.1f} read-only steps per "
-            f"second (median of {n.rounds} rounds): {_ratio(n.steps_per_s, n.base1):.2f} of "
+            f"second (median of {n.rounds} round{'s' if n.rounds != 1 else ''}): "
+            f"{_ratio(n.steps_per_s, n.base1):.2f} of "
             "the rate at which one plain client does the executor's basic operation, GET a "
             f"Plan and PUT its status with that resourceVersion ({n.base1:.0f} writes/s here, "
             "controller stopped). Its own Plan writes ran at "
@@ -454,8 +458,8 @@ def reading(r: Results) -> list[str]:
     busy = (
         f"During the read-only rounds the bench's processes kept {100 * n.machine_busy:.0f}% "
         f"of the machine's {n.cores} cores busy (by process: {top}); the whole machine was "
-        f"{100 * n.all_busy:.0f}% busy, {100 * n.others_busy:.0f}% of it other work on this "
-        f"shared machine, and {100 * n.all_stolen:.0f}% of the time was stolen by the "
+        f"{100 * n.all_busy:.0f}% busy, {100 * n.others_busy:.0f} points of it other work on "
+        f"this shared machine, and {100 * n.all_stolen:.0f}% of the time was stolen by the "
         "hypervisor."
     )
     ctl_ms = 1000 * n.per_step(n.cpu.get("controller", 0.0))
@@ -488,15 +492,16 @@ def reading(r: Results) -> list[str]:
         f"windows). Plans took {percentile(n.plan_seconds, 50):.1f} s (p50) to "
         f"{percentile(n.plan_seconds, 95):.1f} s (p95) from being applied to completing."
     )
-    if n.max_executing <= CONTROLLER_WORKERS < p.plans:
+    if n.max_executing <= CONTROLLER_WORKERS and n.max_executing < p.plans:
         out.append(
             f"**Concurrency.** At most {n.max_executing} of the {p.plans} plans of a round were "
-            "seen executing at once. kopf runs every sync handler and every sync daemon in one "
+            "seen executing at once. kopf runs every sync handler, timer and daemon in one "
             f"thread pool of {CONTROLLER_WORKERS} workers (`settings.execution.max_workers = "
-            f"{CONTROLLER_WORKERS}` in handlers.py), and a plan's daemon holds its worker for "
-            "the plan's whole life, sleeping included: plans beyond the pool wait for a free "
-            "worker before their first step, which is most of the spread between the p50 and "
-            "p95 plan durations."
+            f"{CONTROLLER_WORKERS}` in handlers.py); a plan's daemon holds its worker for the "
+            "plan's whole life, sleeping included, and so does a Mind's cycle daemon where the "
+            "controller runs one (the bench's one Mind). Plans beyond the free workers wait for "
+            "one before their first step, which is most of the spread between the p50 and p95 "
+            "plan durations."
         )
     got = n.per_plan(n.plan_status_put)
     shape = (
@@ -521,8 +526,9 @@ def reading(r: Results) -> list[str]:
         f'one write"), would make it {n.minimum_status_writes}. Metadata: '
         f"{n.per_plan(n.plan_meta_writes):.1f} patches per plan by kopf (the finalizer its "
         f"daemons require, and its handler bookkeeping in annotations).{conflicts} Each step "
-        f"also posts {n.per_step(n.events):.2f} Kubernetes Events (one Normal Event per "
-        f"completed step) and makes {n.per_step(n.reads):.1f} API reads: "
+        f"also posts {n.per_step(n.events):.2f} Kubernetes Events (a Normal Event per "
+        "completed step, and Validated and Completed per plan) and makes "
+        f"{n.per_step(n.reads):.1f} API reads: "
         f"{n.per_step(n.plan_gets):.1f} GETs of the Plan (every adoption re-reads the Plan "
         "it has just claimed, because `write_status` GETs before each PUT, and each pass of "
         f"the tick loop reads it again) and {n.per_step(n.mind_gets):.1f} GETs of the Mind "
@@ -543,8 +549,9 @@ def reading(r: Results) -> list[str]:
             )
         out.append(
             f"**Approvals.** From the approver's decision write to the step completed: p50 "
-            f"{n.p50:.2f} s, p95 {n.p95:.2f} s, with {p.approval_concurrency} plan(s) in "
-            f"flight; {how}. The path: the Approval's update event, the Approval handler (the "
+            f"{n.p50:.2f} s, p95 {n.p95:.2f} s, with {p.approval_concurrency} "
+            f"plan{'s' if p.approval_concurrency != 1 else ''} in flight; {how}. The path: "
+            "the Approval's update event, the Approval handler (the "
             "Approved status write, the restart, the Executed status write), a wake-up of the "
             "plan's daemon and the plan's completing write. The bench polls every "
             f"{1000 * p.poll:.0f} ms, which bounds the resolution. Per approved plan the "
@@ -555,19 +562,29 @@ def reading(r: Results) -> list[str]:
     pr = r.probe
     if pr is not None:
         done = len(pr.latencies)
+        unstarted = sum(
+            v for k, v in pr.states.items() if k.startswith(("validated/", "no status/"))
+        )
+        never = (
+            f" {unstarted} never even started: no worker was free to run "
+            f"{'its daemon' if unstarted == 1 else 'their daemons'}."
+            if unstarted
+            else ""
+        )
         if done < pr.plans:
             out.append(
-                f"**Saturation.** With {pr.plans} plans waiting on approvals at once, "
-                f"{done} of {pr.plans} approved restarts completed within {pr.window:.0f} s; "
-                f"the controller picked up {pr.pending} of the {pr.plans} Approvals and carried "
-                f"out {pr.executed}. Each waiting plan's daemon sleeps inside one of kopf's "
-                f"{CONTROLLER_WORKERS} worker threads, so once {CONTROLLER_WORKERS} plans wait, "
-                "no worker is left for the Approval handlers and timers that would carry the "
-                "approved actions out, and the plans wait for ever: a deadlock, not a slowdown. "
-                "By the same mechanism, any eight plans whose daemons sleep (blocked, waiting, "
-                "verifying) leave no worker for admissions, Minds or releases. A sleeping "
-                "daemon must not hold a worker (an async daemon, or a pool sized above the "
-                "number of open plans)."
+                f"**Saturation.** {pr.plans} plans were applied at once, each with a restart "
+                f"that needs approval: {pr.raised} raised their Approval and the bench approved "
+                f"it at once.{never} Then {done} of {pr.plans} restarts completed within "
+                f"{pr.window:.0f} s; the controller picked up {pr.pending} of the Approvals and "
+                f"carried out {pr.executed}. Each waiting plan's daemon sleeps inside one of "
+                f"kopf's {CONTROLLER_WORKERS} workers, as does the Mind's cycle daemon, so "
+                "once they fill the pool no worker is left for the Approval handlers and "
+                "timers that would carry the approved actions out, and the plans wait for "
+                "ever: a deadlock, not a slowdown. By the same mechanism, enough plans whose "
+                "daemons sleep (blocked, waiting, verifying) and Minds together leave no worker "
+                "for admissions, approvals or releases. A sleeping daemon must not hold a "
+                "worker (async daemons, or a pool sized above the number of daemons)."
             )
         else:
             out.append(
@@ -639,22 +656,24 @@ def render_doc(r: Results, command: str, argv: str) -> str:
         "This file is written by `make bench` (`bench/executor_bench.py`); every run replaces "
         "it, so edit the generator, not this file. The benchmark starts its own devcluster "
         "(kube-apiserver with embedded etcd), embedded Postgres and the controller as a "
-        "separate process under its ServiceAccount, and stops them at the end. In one run it "
+        "separate process under its ServiceAccount, and stops them at the end. Every plan "
+        f"serves one Mind in namespace `{NAMESPACE}` (its own cycle set to "
+        f"{MIND_CYCLE_SECONDS} s so that it stays out of the measurements). In one run it "
         "measures:",
         "",
         "1. **Read-only plans.** Rounds of N operator-authored plans of K `service.status` "
-        f"steps on a Deployment the bench marks healthy (namespace `{NS_READONLY}`), applied "
-        "at once: completed steps per second from the first plan applied to the last "
-        f"completed (the bench lists the plans every {1000 * READONLY_POLL_SECONDS:.0f} ms), "
+        "steps on a Deployment the bench marks healthy, applied at once: completed steps per "
+        "second from the first plan applied to the last completed (the bench lists the plans "
+        f"every {1000 * READONLY_POLL_SECONDS:.0f} ms), "
         "API requests per step (the API server's `apiserver_request_total`, read as the "
         "administrator before and after), ledger rows, CPU time per process and the "
         "controller's RSS (sampled every 200 ms).",
-        "2. **Approvals.** M plans of one `service.restart` that needs approval (namespace "
-        f"`{NS_APPROVALS}`); the bench approves each as the `approver` user once the Approval "
+        "2. **Approvals.** M plans of one `service.restart` that needs approval; the bench "
+        "approves each as the `approver` user once the Approval "
         "is Pending, and measures from its decision write returning to the step being "
         "`completed`, polling the Plan.",
         "3. **Saturation probe.** As many plans waiting on an approval at once as the "
-        f"controller has workers ({CONTROLLER_WORKERS}), in namespace `{NS_PROBE}`: the bench "
+        f"controller has workers ({CONTROLLER_WORKERS}): the bench "
         "approves every Approval as soon as it exists and counts the steps that complete "
         "within the window. A stall is reported, not raised.",
         "4. **Baseline.** With the controller stopped, a plain client (the same kubernetes "

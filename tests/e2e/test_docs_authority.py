@@ -11,13 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from minds.adapters.ledger import Ledger
 from minds.domain.resources.approval import Explanation
 from minds.engine.capability_service import CapabilityService, Invocation, Origin
 from tests.fixtures.cluster import REPO, Cluster, with_namespace
-from tests.fixtures.docs import sh_commands
+from tests.fixtures.docs import kubeconfig_in, sh_commands
 from tests.fixtures.waiting import eventually
 
 pytestmark = pytest.mark.usefixtures("session_controller")
@@ -26,15 +25,6 @@ APPROVALS_DOC = REPO / "docs" / "approvals.md"
 CAPABILITIES_DOC = REPO / "docs" / "capabilities.md"
 #: Commands a person runs as themselves (an approver); the rest run as the cluster admin.
 AS_APPROVER = ("kubectl auth whoami", "kubectl patch approval", "kubectl minds")
-
-
-def kubeconfig_for(cluster: Cluster, namespace: str, context: str, out: Path) -> Path:
-    config = yaml.safe_load(cluster.kubeconfig.read_text())
-    for ctx in config["contexts"]:
-        ctx["context"]["namespace"] = namespace
-    config["current-context"] = context
-    out.write_text(yaml.safe_dump(config))
-    return out
 
 
 def restart_request(capabilities: CapabilityService, namespace: str, step: str) -> str:
@@ -79,7 +69,7 @@ def test_every_documented_command_works(
         "kubectl minds approve": third,
     }
     configs = {
-        ctx: kubeconfig_for(cluster, namespace, ctx, tmp_path / f"{ctx}.kubeconfig")
+        ctx: kubeconfig_in(cluster.kubeconfig, namespace, ctx, tmp_path / f"{ctx}.kubeconfig")
         for ctx in ("admin", "approver")
     }
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"

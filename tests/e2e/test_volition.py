@@ -7,13 +7,15 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from minds.adapters.ledger import Ledger
 from tests.e2e.executor_support import deployment, mind, set_health, wait_phase, wait_step
-from tests.fixtures.cluster import Cluster
+from tests.fixtures.cluster import REPO, Cluster
+from tests.fixtures.docs import kubeconfig_in, run_documented, sh_commands
 from tests.fixtures.waiting import eventually
 
 pytestmark = pytest.mark.usefixtures("session_controller")
@@ -50,7 +52,7 @@ def keeper(cluster: Cluster, namespace: str, **extra: Any) -> None:
 
 
 def test_an_unhealthy_workload_becomes_a_want_an_intention_and_a_plan(
-    cluster: Cluster, namespace: str, e2e_ledger: Ledger, e2e_database_url: str
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger, e2e_database_url: str, tmp_path: Path
 ) -> None:
     deployment(cluster, namespace)
     set_health(cluster, namespace, healthy=False)
@@ -106,6 +108,8 @@ def test_an_unhealthy_workload_becomes_a_want_an_intention_and_a_plan(
     )
     assert why.returncode == 0, why.stderr
     # From the action back to the observation of the goal that started it.
+    if os.environ.get("MINDS_TEST_PRINT_WHY"):
+        print(why.stdout)
     lines = why.stdout.splitlines()
     assert lines[0].startswith(f"Step {name}/P1")
     assert any(line.startswith("  <- Execution") and "approval" in line for line in lines)
@@ -118,6 +122,20 @@ def test_an_unhealthy_workload_becomes_a_want_an_intention_and_a_plan(
         cluster.kubectl("get", "mind", "keeper", "-n", namespace, "-o", "json").stdout
     )["status"]
     assert status.get("lastCycleAt")
+
+    # Every command docs/volition.md shows, as written, against this very story.
+    kubeconfig = kubeconfig_in(cluster.kubeconfig, namespace, "admin", tmp_path / "kubeconfig")
+    outputs = run_documented(
+        sh_commands(REPO / "docs" / "volition.md"),
+        {"<plan>": name, "<approval>": approval},
+        {"KUBECONFIG": str(kubeconfig), "MINDS_DATABASE_URL": e2e_database_url},
+        REPO,
+    )
+    assert "keeper" in outputs["kubectl get minds"]
+    assert outputs["kubectl minds why plan/<plan> P1"] == why.stdout
+    assert outputs["kubectl minds why approval/<approval>"].startswith("Approval ")
+    assert "decision:formation" in outputs["kubectl minds timeline keeper"]
+    assert "forked from keeper" in outputs["kubectl minds fork keeper keeper-two"]
 
 
 def minds_cli(cluster: Cluster, database_url: str, *args: str) -> subprocess.CompletedProcess[str]:

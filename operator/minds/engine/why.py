@@ -157,7 +157,7 @@ class Explainer:
                 Link(
                     "Decision",
                     f"{decision.kind}#{decision.id}",
-                    f"{decision.kind}: {decision.outcome}",
+                    f"{decision.kind}: {decision.outcome}" + _reason(decision.data),
                     decision.data,
                 )
             )
@@ -179,7 +179,8 @@ class Explainer:
                     "Want",
                     want_id,
                     f"{decision.kind}: {decision.outcome}"
-                    + (f" (from {origin})" if origin else ""),
+                    + (f" (from {origin})" if origin else "")
+                    + _reason(decision.data),
                     decision.data,
                 )
             )
@@ -206,3 +207,14 @@ class Explainer:
             for d in self._ledger.decisions(namespace=namespace, mind=mind)
         ]
         return sorted(items, key=lambda item: item["at"])
+
+
+def _reason(data: dict[str, Any]) -> str:
+    """The decision's own words and score, short enough for one line."""
+    parts = []
+    scores = data.get("scores") or {}
+    if "score" in scores:
+        parts.append(f"score {scores['score']:.2f}")
+    if data.get("reason"):
+        parts.append(str(data["reason"])[:160])
+    return f" ({'; '.join(parts)})" if parts else ""

@@ -121,6 +121,19 @@ def test_stall_counts_from_the_last_time_the_goal_was_met() -> None:
     assert only(derive(a_spec(), almost)).origin is WantOrigin.GOAL_UNMET
 
 
+def test_a_stall_is_measured_across_cycles_that_each_see_only_the_present() -> None:
+    first = only(derive(a_spec(), [seen("degraded", T0)]))
+    assert first.since == T0
+    now = T0 + GOAL_STALLED_AFTER
+    derived = derive(a_spec(), [seen("degraded", now)], [first], now=now)
+    stalled = next(w for w in derived.wants if w.origin is WantOrigin.GOAL_STALLED)
+    assert stalled.since == T0
+    # once the goal was met (its want satisfied), a new spell starts afresh
+    done, _ = satisfy(first, T0 + MIN, "recovered")
+    again = only(derive(a_spec(), [seen("degraded", now)], [done], now=now))
+    assert (again.origin, again.since) == (WantOrigin.GOAL_UNMET, now)
+
+
 def test_a_declared_drive_multiplies_and_is_recorded() -> None:
     spec = a_spec(drives=[{"name": "reliability", "weight": 1.0}, {"name": "curiosity"}])
     want = only(derive(spec, [seen("degraded", T0 - SEC)]))
@@ -219,7 +232,10 @@ def test_an_observation_failing_a_held_beliefs_check_is_a_contradiction() -> Non
         {"observation": seen("running", T0 - SEC)},  # agrees
         {"observation": seen(None, T0 - SEC)},  # the field is not there: tells nothing
         {"belief": a_belief(0.8, updated_at=T0)},  # the observation is older than the belief
-        {"observation": seen("degraded", T0 - 2 * HALF_LIFE)},  # too old to be evidence
+        {  # too old to be evidence, though newer than the belief
+            "belief": a_belief(0.8, updated_at=T0 - 3 * HALF_LIFE),
+            "observation": seen("degraded", T0 - HALF_LIFE - MIN),
+        },
     ],
     ids=["not-held", "agrees", "no-field", "older-than-belief", "stale"],
 )

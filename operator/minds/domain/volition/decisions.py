@@ -94,7 +94,7 @@ class VolitionDecision(Model):
     def key(self) -> str:
         """The idempotency key of the row: a replayed cycle writes nothing twice."""
         subjects = json.dumps(self.subjects, sort_keys=True)
-        grounds = self.at.isoformat()
+        grounds = self.basis if self.basis is not None else self.at.isoformat()
         return idempotency_key(
             "volition_decision",
             self.namespace,

@@ -184,6 +184,7 @@ URGENCY: Final[Mapping[WantOrigin, float]] = {
 }
 OVERDUE_URGENCY: Final = 1.0
 
+_LIVING: Final = frozenset({WantStatus.ACTIVE, WantStatus.SUPPRESSED})
 RUNNING: Final = "running"
 IN_TRANSITION: Final = frozenset({"progressing"})
 STATUS: Final = "service.status"
@@ -211,6 +212,8 @@ class Want(Model):
     concerns when there is one. For an avoid want, `means` are what it argues against.
     `strength` holds as of `last_reinforced_at`; `evidence_at` is the newest evidence absorbed
     (None for a standing request), and only newer evidence reinforces or reactivates it.
+    `since` is when the situation it answers began (for a goal, when this unmet spell began),
+    so a stall is measured across cycles that each observe only the present.
     """
 
     id: str = Field(min_length=1, max_length=253)
@@ -232,6 +235,7 @@ class Want(Model):
     status: WantStatus = WantStatus.ACTIVE
     suppressed_until: AwareDatetime | None = None
     evidence_at: AwareDatetime | None = None
+    since: AwareDatetime | None = None
     created_at: AwareDatetime
     updated_at: AwareDatetime
     last_reinforced_at: AwareDatetime
@@ -333,7 +337,7 @@ class _Candidate:
     terms: tuple[Term, ...]
     urgency: float
     evidence_at: datetime | None  # None: a standing request
-    since: str  # when the situation began: the grounds of a rejection
+    since: datetime | None  # when the situation began (None: a standing request)
     valence: Valence = Valence.APPROACH
     drives: tuple[str, ...] = ()
     values: tuple[str, ...] = ()
@@ -409,7 +413,12 @@ def _unmet_since(history: Sequence[Observation]) -> datetime | None:
 
 
 def _from_goals(
-    spec: MindSpec, observations: Sequence[Observation], namespace: str, now: datetime
+    spec: MindSpec,
+    observations: Sequence[Observation],
+    stored: Mapping[str, Want],
+    namespace: str,
+    mind: str,
+    now: datetime,
 ) -> list[_Candidate]:
     out: list[_Candidate] = []
     for goal in spec.goals:
@@ -418,6 +427,11 @@ def _from_goals(
         since = _unmet_since(history)
         if since is None:
             continue
+        # The spell continues while a want of this goal lives (even suppressed).
+        for origin in (WantOrigin.GOAL_UNMET, WantOrigin.GOAL_STALLED):
+            living = stored.get(want_id(namespace, mind, subject, origin))
+            if living and living.status in _LIVING and living.since and living.since < since:
+                since = living.since
         latest = next(o for o in reversed(history) if goal_met(o) is False)
         stalled = now - since >= GOAL_STALLED_AFTER
         origin = WantOrigin.GOAL_STALLED if stalled else WantOrigin.GOAL_UNMET
@@ -440,7 +454,7 @@ def _from_goals(
                 terms=terms,
                 urgency=URGENCY[origin],
                 evidence_at=latest.at,
-                since=since.isoformat(),
+                since=since,
                 drives=drives,
                 goal=goal.name,
                 target=subject,
@@ -502,7 +516,7 @@ def _from_predictions(
                 terms=terms,
                 urgency=URGENCY[origin],
                 evidence_at=prediction.resolved_at,
-                since=prediction.resolved_at.isoformat(),
+                since=prediction.resolved_at,
                 drives=drives,
                 target=target,
                 inputs={
@@ -563,7 +577,7 @@ def _from_contradictions(
                     terms=terms,
                     urgency=URGENCY[origin],
                     evidence_at=latest.at,
-                    since=latest.at.isoformat(),
+                    since=latest.at,
                     drives=drives,
                     target=target,
                     inputs={
@@ -595,7 +609,7 @@ def _from_requests(spec: MindSpec, namespace: str) -> list[_Candidate]:
                 terms=terms,
                 urgency=URGENCY[origin],
                 evidence_at=None,
-                since="standing",
+                since=None,
                 drives=drives,
                 target=target,
                 inputs={"request": request.name, "text": request.text},
@@ -620,7 +634,6 @@ def _from_commitments(
         origin = WantOrigin.DUE_COMMITMENT
         terms, drives = _modulated(spec, origin, [_base(origin)])
         means = concrete_means(commitment, registry)
-        due_at = commitment.due or now
         out.append(
             _Candidate(
                 subject=f"commitment:{commitment.name}",
@@ -631,7 +644,7 @@ def _from_commitments(
                 urgency=OVERDUE_URGENCY if state is CommitmentState.OVERDUE else URGENCY[origin],
                 # A commitment without a due time is due from the start: standing evidence.
                 evidence_at=commitment.due,
-                since=due_at.isoformat() if commitment.due else "standing",
+                since=commitment.due,
                 drives=drives,
                 commitment=commitment.name,
                 target=means[1] if means else None,
@@ -660,7 +673,7 @@ def _avoiding(spec: MindSpec, approach: Want) -> list[_Candidate]:
                 terms=(Term(name=f"value:{value.name}", op=TermOp.SET, value=value.weight),),
                 urgency=approach.urgency,
                 evidence_at=approach.evidence_at,
-                since=approach.last_reinforced_at.isoformat(),
+                since=approach.since,
                 valence=Valence.AVOID,
                 values=(value.name,),
                 target=target,
@@ -714,6 +727,7 @@ def _new_want(
         means=c.means,
         terms=c.terms,
         evidence_at=c.evidence_at,
+        since=c.since,
         created_at=old.created_at if old else now,
         updated_at=now,
         last_reinforced_at=now,
@@ -737,7 +751,8 @@ def _meet(
     inputs = {**c.inputs, "evidenceAt": c.evidence_at.isoformat() if c.evidence_at else None}
     if old is None or old.status is not WantStatus.ACTIVE:
         if c.strength < STORE_THRESHOLD:
-            grounds = json.dumps([c.since, [t.to_k8s() for t in c.terms]], sort_keys=True)
+            since = c.since.isoformat() if c.since else "standing"
+            grounds = json.dumps([since, [t.to_k8s() for t in c.terms]], sort_keys=True)
             return None, _decision(
                 fresh,
                 DecisionKind.DERIVATION,
@@ -767,9 +782,7 @@ def _meet(
         c.terms if c.strength >= decayed else (Term(name="decayed", op=TermOp.SET, value=decayed),)
     )
     terms = (*carried, Term(name="reinforcement", op=TermOp.ADD, value=raised - start))
-    reinforced = fresh.model_copy(
-        update={"strength": _unit(total(terms)), "terms": terms, "created_at": old.created_at}
-    )
+    reinforced = fresh.model_copy(update={"strength": _unit(total(terms)), "terms": terms})
     return reinforced, _decision(
         reinforced,
         DecisionKind.REINFORCEMENT,
@@ -817,7 +830,7 @@ def derive_wants(
 
     approaches = apply(
         [
-            *_from_goals(mind_spec, observations, namespace, now),
+            *_from_goals(mind_spec, observations, stored, namespace, mind, now),
             *_from_predictions(mind_spec, predictions, now, registry),
             *_from_contradictions(mind_spec, beliefs, predictions, observations, now, registry),
             *_from_requests(mind_spec, namespace),

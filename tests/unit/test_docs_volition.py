@@ -1,0 +1,61 @@
+"""docs/volition.md states the rules' numbers; hold them to the code."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from minds.devenv.install import repo_root
+from minds.domain.volition import commitments as commitment_rules
+from minds.domain.volition import conflicts, formation, reconsideration, wants
+
+DOC = (repo_root() / "docs" / "volition.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "expected"),
+    [
+        (
+            "| a candidate weaker than this is not stored (the rejection is recorded) | 0.35 |",
+            wants.STORE_THRESHOLD,
+            0.35,
+        ),
+        ("| strength halves every | 6 hours |", wants.HALF_LIFE, timedelta(hours=6)),
+        ("| a want weaker than this has faded and expires | 0.1 |", wants.FADED_BELOW, 0.1),
+        (
+            "| at most this many active wants per mind; the weakest beyond expire | 32 |",
+            wants.MAX_ACTIVE_WANTS,
+            32,
+        ),
+        ("reinforces by (up to a ceiling of +0.2) | 0.1 |", wants.REINFORCEMENT_STEP, 0.1),
+        ("(up to a ceiling of +0.2)", wants.REINFORCEMENT_CEILING, 0.2),
+        ("stays suppressed for | 1 hour |", wants.SUPPRESSION_PERIOD, timedelta(hours=1)),
+        ("has been so for 30 minutes", wants.GOAL_STALLED_AFTER, timedelta(minutes=30)),
+        ("urgency scales\nstrength (weight 0.5)", conflicts.URGENCY_WEIGHT, 0.5),
+        ("a goal adds priority (0.3)", conflicts.GOAL_WEIGHT, 0.3),
+        ("a commitment adds normative weight (0.3)", conflicts.NORMATIVE_WEIGHT, 0.3),
+        ("clearly stronger (by 0.25 or more)", conflicts.CLEAR_MARGIN, 0.25),
+        ("score at least 0.5", formation.FORMATION_THRESHOLD, 0.5),
+        ("fewer than 3 open intentions", formation.DEFAULT_CAPACITY, 3),
+        ("after 3 replans an intention is abandoned", reconsideration.MAX_REPLANS, 3),
+        (
+            "overdue 15 minutes after its due time",
+            commitment_rules.OVERDUE_GRACE,
+            timedelta(minutes=15),
+        ),
+    ],
+)
+def test_the_numbers_in_the_doc_are_the_codes(text: str, value: object, expected: object) -> None:
+    assert " ".join(text.split()) in " ".join(DOC.split())
+    assert value == expected
+
+
+def test_the_doc_disclaims_any_claim_of_consciousness() -> None:
+    assert "No\nmeasure here establishes" in DOC or "No measure here establishes" in DOC
+    assert "consciousness, sentience" in " ".join(DOC.split())
+
+
+@pytest.mark.parametrize("reason", [r.value for r in formation.NotFormed])
+def test_every_formation_reason_is_documented(reason: str) -> None:
+    assert f"`{reason}`" in DOC
