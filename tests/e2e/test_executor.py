@@ -567,3 +567,23 @@ def test_every_command_in_the_execution_doc_works(
     viewer = run_as(configs["viewer"], "kubectl minds release ask P1")
     assert viewer.returncode != 0
     assert "forbidden" in viewer.stderr
+
+
+def test_many_open_plans_do_not_starve_the_controller(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    """Each open plan has a daemon that sleeps between ticks; sleeping must not hold one of
+    the controller's few worker threads, or a dozen waiting plans would stop everything."""
+    mind(
+        cluster,
+        namespace,
+        capabilityPolicy=[{"capability": "service.restart", "decision": "approve"}],
+    )
+    deployment(cluster, namespace)
+    waiting = [f"waits-{i}" for i in range(12)]
+    for name in waiting:
+        apply(cluster, operator_plan(namespace, name, [restart_step(namespace)]))
+    for name in waiting:
+        wait_step(cluster, namespace, name, "P1", "awaiting_approval", timeout=60)
+    apply(cluster, operator_plan(namespace, "meanwhile", [read_step("D1", namespace)]))
+    wait_phase(cluster, namespace, "meanwhile", "completed", timeout=30)

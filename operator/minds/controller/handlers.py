@@ -5,6 +5,7 @@ Business rules live in ``minds.domain``; writes happen in ``minds.engine`` throu
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import UTC, datetime
 from typing import Any
@@ -31,7 +32,8 @@ def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> Non
     settings.persistence.finalizer = FINALIZER
     # Our own Events tell the story; kopf's per-handler chatter would bury them.
     settings.posting.level = logging.WARNING
-    settings.execution.max_workers = 8
+    # Handlers and ticks run in these threads; daemons sleep on the event loop, not here.
+    settings.execution.max_workers = 16
     memo.wiring = build(ControllerConfig.from_env())
 
 
@@ -138,16 +140,17 @@ def _open_plan(status: kopf.Status, spec: kopf.Spec, **_: Any) -> bool:
 
 
 @kopf.daemon(API_GROUP, API_VERSION, PLAN.plural, when=_open_plan, cancellation_timeout=10)
-def plan_daemon(
+async def plan_daemon(
     namespace: str | None, name: str, stopped: kopf.DaemonStopped, memo: kopf.Memo, **_: Any
 ) -> None:
-    """Advance one plan: tick, then sleep until the status asks to look again (or a wake-up).
-    A tick re-reads everything, so stopping here at any point loses nothing."""
+    """Advance one plan: tick (in a worker thread), then sleep on the event loop until the
+    status asks to look again or something wakes it. A tick re-reads everything, so stopping
+    here at any point loses nothing."""
     assert namespace is not None
     wiring: Wiring = memo.wiring
     try:
         while not stopped:
-            result = wiring.executor.tick(namespace, name)
+            result = await asyncio.to_thread(wiring.executor.tick, namespace, name)
             if result.phase is not None and result.phase.value in (
                 "completed",
                 "failed",
@@ -160,7 +163,7 @@ def plan_daemon(
             if result.wake_at is not None:
                 until = (result.wake_at - datetime.now(UTC)).total_seconds()
                 delay = max(0.2, min(PLAN_TICK_SECONDS, until))
-            wiring.wakeups.sleep(namespace, name, delay, lambda: bool(stopped))
+            await wiring.wakeups.sleep(namespace, name, delay)
     finally:
         wiring.wakeups.forget(namespace, name)
 
@@ -195,7 +198,7 @@ def _ready_mind(status: kopf.Status, **_: Any) -> bool:
 
 
 @kopf.daemon(API_GROUP, API_VERSION, MIND.plural, when=_ready_mind, cancellation_timeout=10)
-def mind_daemon(
+async def mind_daemon(
     namespace: str | None,
     name: str,
     spec: kopf.Spec,
@@ -210,10 +213,10 @@ def mind_daemon(
     try:
         while not stopped:
             try:
-                wiring.cycle.run(namespace, name)
+                await asyncio.to_thread(wiring.cycle.run, namespace, name)
             except Exception:  # a failed cycle is logged and tried again next interval
                 logging.getLogger(__name__).exception("cycle of %s/%s failed", namespace, name)
             interval = float(spec.get("cycleIntervalSeconds") or 60)
-            wiring.wakeups.sleep(namespace, key, interval, lambda: bool(stopped))
+            await wiring.wakeups.sleep(namespace, key, interval)
     finally:
         wiring.wakeups.forget(namespace, key)

@@ -1,37 +1,47 @@
-"""Early wake-ups for plan daemons.
+"""Early wake-ups for plan and mind daemons.
 
 Plan state lives in the Plan's status, never here: a daemon ticks, sleeps until the next run
 time the status asks for (at most the fallback interval), and can be woken early when an
-Approval is decided or a grant appears. Losing this object (a restart) loses only promptness.
+Approval is decided or a spec changes. Losing this object (a restart) loses only promptness.
+
+Daemons sleep on the event loop, not in a worker thread: a sleeping plan must never hold one
+of the threads that approvals and admissions need (with threads, enough waiting plans would
+starve every other handler). Handlers run in threads and wake daemons thread-safely.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
-from collections.abc import Callable
 
 
 class Wakeups:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._events: dict[tuple[str, str], threading.Event] = {}
+        self._events: dict[tuple[str, str], asyncio.Event] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
 
-    def _event(self, namespace: str, name: str) -> threading.Event:
+    def _event(self, namespace: str, name: str) -> asyncio.Event:
         with self._lock:
-            return self._events.setdefault((namespace, name), threading.Event())
+            return self._events.setdefault((namespace, name), asyncio.Event())
 
     def wake(self, namespace: str, name: str) -> None:
-        self._event(namespace, name).set()
+        """Callable from any thread."""
+        with self._lock:
+            event = self._events.get((namespace, name))
+            loop = self._loop
+        if event is None or loop is None:
+            return  # nobody sleeps on it now; its daemon will look at the next tick anyway
+        loop.call_soon_threadsafe(event.set)
 
-    def sleep(self, namespace: str, name: str, seconds: float, stopped: Callable[[], bool]) -> None:
-        """Sleep up to ``seconds``; return early when woken or when the daemon is stopped."""
+    async def sleep(self, namespace: str, name: str, seconds: float) -> None:
+        """Sleep up to ``seconds``; return early when woken."""
+        with self._lock:
+            self._loop = asyncio.get_running_loop()
         event = self._event(namespace, name)
-        remaining = seconds
-        while remaining > 0 and not stopped():
-            step = min(remaining, 1.0)
-            if event.wait(step):
-                break
-            remaining -= step
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(event.wait(), timeout=max(0.0, seconds))
         event.clear()
 
     def forget(self, namespace: str, name: str) -> None:

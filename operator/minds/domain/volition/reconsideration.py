@@ -42,6 +42,7 @@ from minds.domain.volition.wants import Want, WantStatus, satisfy, suppress
 
 __all__ = [
     "MAX_REPLANS",
+    "STATUS_AFTER",
     "Reconsideration",
     "ReconsiderationContext",
     "Trigger",
