@@ -78,6 +78,7 @@ from minds.domain.resources.approval import (
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 from minds.domain.resources.mind import MindSpec
 from minds.domain.resources.plan import PlanResourceStatus
+from minds.domain.volition.reconsideration import MAX_REPLANS
 from minds.engine.approval_service import ApprovalService
 from minds.engine.capability_service import (
     CapabilityRequest,
@@ -95,8 +96,6 @@ log = logging.getLogger(__name__)
 
 #: Transitions one tick applies at most; the rest wait for the next wake-up.
 MAX_TRANSITIONS = 64
-#: Replans per intention before it is abandoned.
-MAX_REPLANS = 3
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from minds.domain.intentions import IntentionRecord, IntentionStatus, intention_
 from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
 from minds.domain.procedures import ProceduralMemory
 from minds.domain.resources.kinds import MIND
+from minds.domain.volition.wants import WantOrigin, want_id
 from minds.engine.ports import AlreadyExists, Clock, ResourcePort
 
 LIVE = (
@@ -54,9 +55,9 @@ class ForkService:
                         "namespace": namespace,
                         "annotations": {"minds.dev/forked-from": source},
                     },
-                    # A fork starts inactive: two minds acting on the same goals is a decision for
-                # a person (`kubectl patch mind NEW --type=merge -p '{"spec":{"active":true}}'`).
-                "spec": {**(body.get("spec") or {}), "active": False},
+                    # A fork starts inactive: two minds acting on the same goals is a decision
+                    # for a person to make by setting spec.active.
+                    "spec": {**(body.get("spec") or {}), "active": False},
                 },
             )
         except AlreadyExists as exc:
@@ -66,7 +67,13 @@ class ForkService:
             self._ledger.upsert_belief(namespace, new, belief.statement, belief.confidence, now)
         wants = self._ledger.wants(namespace, source)
         for want in wants:
-            copy = {**want, "mind": new, "id": f"{want.get('id')}-{new}"[:253]}
+            # The id a want of the new mind would have, so its own cycle reinforces the copy
+            # instead of deriving a duplicate beside it.
+            copy = {
+                **want,
+                "mind": new,
+                "id": want_id(namespace, new, str(want["subject"]), WantOrigin(want["origin"])),
+            }
             self._ledger.upsert_want(
                 namespace=namespace,
                 mind=new,

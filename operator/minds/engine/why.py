@@ -173,7 +173,7 @@ class Explainer:
         for decision in self._ledger.decisions(namespace=namespace, subject=("want", want_id)):
             if decision.kind == "formation":
                 continue
-            origin = decision.data.get("origin") or decision.data.get("want", {}).get("origin")
+            origin = (decision.data.get("inputs") or {}).get("origin")
             links.append(
                 Link(
                     "Want",
