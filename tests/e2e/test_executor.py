@@ -587,3 +587,58 @@ def test_many_open_plans_do_not_starve_the_controller(
         wait_step(cluster, namespace, name, "P1", "awaiting_approval", timeout=60)
     apply(cluster, operator_plan(namespace, "meanwhile", [read_step("D1", namespace)]))
     wait_phase(cluster, namespace, "meanwhile", "completed", timeout=30)
+
+
+def test_a_request_raised_just_before_a_crash_resumes_its_wait(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    """A controller that raised an Approval (for an action, or a grant request) and stopped
+    before recording it leaves the step executing under a lease. The next controller finds
+    the Approval by the step's origin and waits for it again: nobody is asked twice."""
+    mind(
+        cluster,
+        namespace,
+        capabilityPolicy=[{"capability": "service.restart", "decision": "approve"}],
+    )
+    deployment(cluster, namespace)
+    apply(
+        cluster,
+        operator_plan(
+            namespace, "asked", [restart_step(namespace), grant_request("R1", namespace)]
+        ),
+    )
+    raised = {
+        key: wait_step(cluster, namespace, "asked", key, status)["approvalRef"]
+        for key, status in (("P1", "awaiting_approval"), ("R1", "awaiting_grant"))
+    }
+    # What the status would say had the controller stopped right after raising them.
+    body = plan_body(cluster, namespace, "asked")
+    expired = (datetime.now(UTC) - timedelta(seconds=1)).isoformat()
+    steps = []
+    for s in body["status"]["steps"]:
+        s = {k: v for k, v in s.items() if k not in ("approvalRef", "reason")}
+        steps.append(
+            {**s, "status": "executing", "lease": {"holder": "gone", "expiresAt": expired}}
+        )
+    patch = {"metadata": {"resourceVersion": body["metadata"]["resourceVersion"]}}
+    patch["status"] = {"phase": "executing", "steps": steps}
+    cluster.kubectl(
+        "patch",
+        "plan",
+        "asked",
+        "-n",
+        namespace,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        json.dumps(patch),
+    )
+
+    for key, status in (("P1", "awaiting_approval"), ("R1", "awaiting_grant")):
+        again = wait_step(cluster, namespace, "asked", key, status, timeout=60)
+        assert again["approvalRef"] == raised[key]
+        assert again["attempts"] == 1
+    approvals = json.loads(
+        cluster.kubectl("get", "approvals", "-n", namespace, "-o", "json").stdout
+    )["items"]
+    assert sorted(a["metadata"]["name"] for a in approvals) == sorted(raised.values())

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
+
+from kubernetes.client import ApiClient
 
 from minds.adapters.drivers import default_drivers
 from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
+from minds.adapters.kube.secrets import SecretUnavailable, secret_value
 from minds.adapters.ledger import Ledger, check_schema
+from minds.adapters.model_client import ModelClient, RoleNotAssigned
 from minds.controller.settings import ControllerConfig
 from minds.controller.wakeups import Wakeups
 from minds.domain.capabilities.registry import REGISTRY
+from minds.domain.planning.planner import ModelProposal
+from minds.domain.resources.mind import MindSpec
 from minds.engine.approval_service import ApprovalService
 from minds.engine.capability_service import CapabilityService
 from minds.engine.cycle import MindCycle
@@ -20,7 +28,9 @@ from minds.engine.executor import Executor
 from minds.engine.grant_service import GrantService
 from minds.engine.mind_service import MindService
 from minds.engine.plan_service import PlanService
-from minds.engine.planning_service import PlanningService
+from minds.engine.planning_service import PlanningService, Proposer
+
+log = logging.getLogger(__name__)
 
 
 def utc_now() -> datetime:
@@ -41,6 +51,31 @@ class Wiring:
 
     def close(self) -> None:
         self.ledger.close()
+
+
+def model_proposer(api: ApiClient) -> Proposer:
+    """Ask the Mind's model for a plan, with the API key read from its Secret at call time
+    (never cached, never logged). Any failure means "no proposal": the planner then says no
+    possible plan, and the reason is in the controller log."""
+
+    def propose(
+        namespace: str, spec: MindSpec, objective: str, vocabulary: dict[str, Any]
+    ) -> ModelProposal | None:
+        if spec.model is None:
+            return None
+        try:
+            ref = spec.model.api_key_secret_ref
+            key = secret_value(api, namespace, ref.name, ref.key) if ref else None
+            with ModelClient.for_mind(spec, key) as client:
+                result = client.propose_plan(objective, vocabulary)
+        except (SecretUnavailable, RoleNotAssigned, ValueError) as exc:
+            log.warning("no model proposal for %s: %s", namespace, exc)
+            return None
+        if result.error is not None:
+            log.warning("model proposal failed: %s", result.error.message)
+        return result.to_proposal()
+
+    return propose
 
 
 def build(config: ControllerConfig) -> Wiring:
@@ -71,7 +106,9 @@ def build(config: ControllerConfig) -> Wiring:
         resources=resources, ledger=ledger, events=events, capabilities=capabilities, clock=utc_now
     )
     grants = GrantService(resources=resources, ledger=ledger, events=events, clock=utc_now)
-    planning = PlanningService(resources=resources, clock=utc_now, registry=REGISTRY)
+    planning = PlanningService(
+        resources=resources, clock=utc_now, registry=REGISTRY, proposer=model_proposer(api)
+    )
     executor = Executor(
         resources=resources,
         ledger=ledger,

@@ -682,6 +682,18 @@ class Executor:
             return current.status is StepStatus.EXECUTING and current.lease == lease
 
         retry = state.model_copy(update={"status": StepStatus.READY, "lease": None})
+        if step.kind is StepKind.REQUEST_CAPABILITY:
+            # A grant request already raised resumes its wait: the person is not asked twice.
+            asked = approval_name(
+                self._origin(body, plan, step, state.attempts).approval(), ApprovalKind.GRANT
+            )
+            try:
+                self._resources.get(APPROVAL, body["metadata"]["namespace"], asked)
+            except NotFound:
+                return self._apply(body, plan, step.key, same, retry, [])
+            pending = Acted(ActKind.PENDING, f"waiting for approval {asked}", approval=asked)
+            new, effects = after_act(step, state, pending, now)
+            return self._apply(body, plan, step.key, same, new, effects)
         if step.kind is not StepKind.CAPABILITY or step.capability is None:
             # Checks, waits and internal actions are safe to run again.
             return self._apply(body, plan, step.key, same, retry, [])

@@ -20,7 +20,13 @@ from minds.domain.intentions import IntentionKind as RecordKind
 from minds.domain.intentions import IntentionRecord
 from minds.domain.ledger import idempotency_key
 from minds.domain.planning.model import PlanOrigin, Strategy
-from minds.domain.planning.planner import PlanningOutcome, PlanningResult, make_plan
+from minds.domain.planning.planner import (
+    ModelProposal,
+    PlanningOutcome,
+    PlanningResult,
+    make_plan,
+)
+from minds.domain.planning.proposal import proposal_vocabulary
 from minds.domain.planning.views import (
     FailedAttempt,
     IntentionKind,
@@ -36,6 +42,14 @@ from minds.engine.ports import AlreadyExists, Clock, NotFound, ResourcePort
 
 LABEL_MIND = "minds.dev/mind"
 LABEL_INTENTION = "minds.dev/intention"
+
+
+class Proposer(Protocol):
+    """Asks a Mind's model (the `plan` role) for a plan proposal; None when it cannot."""
+
+    def __call__(
+        self, namespace: str, spec: MindSpec, objective: str, vocabulary: dict[str, Any]
+    ) -> ModelProposal | None: ...
 
 
 class IntentionLedger(Protocol):
@@ -85,11 +99,17 @@ def intention_view(record: IntentionRecord, revision: int, supersedes: str | Non
 
 class PlanningService:
     def __init__(
-        self, *, resources: ResourcePort, clock: Clock, registry: CapabilityRegistry
+        self,
+        *,
+        resources: ResourcePort,
+        clock: Clock,
+        registry: CapabilityRegistry,
+        proposer: Proposer | None = None,
     ) -> None:
         self._resources = resources
         self._clock = clock
         self._registry = registry
+        self._proposer = proposer
 
     def mind_view(self, namespace: str, mind: str) -> MindView | None:
         try:
@@ -121,12 +141,24 @@ class PlanningService:
             return Planned(
                 PlanningResult(PlanningOutcome.NO_POSSIBLE_PLAN, "the mind is gone", ()), None
             )
-        result = make_plan(
-            intention_view(intention, revision, supersedes),
-            mind,
-            now=self._clock(),
-            registry=self._registry,
-        )
+        view = intention_view(intention, revision, supersedes)
+        result = make_plan(view, mind, now=self._clock(), registry=self._registry)
+        if result.outcome is PlanningOutcome.NEEDS_MODEL_PROPOSAL and self._proposer is not None:
+            # Only when no deterministic strategy applies, and only through the plan role;
+            # whatever comes back is validated like any other plan.
+            spec = MindSpec.model_validate(
+                self._resources.get(MIND, intention.namespace, intention.mind).get("spec") or {}
+            )
+            proposal = self._proposer(
+                intention.namespace,
+                spec,
+                intention.objective,
+                proposal_vocabulary(self._registry, mind),
+            )
+            if proposal is not None:
+                result = make_plan(
+                    view, mind, now=self._clock(), registry=self._registry, proposal=proposal
+                )
         if result.plan is None:
             return Planned(result, None)
         name = plan_name(intention, revision) + ("-dream" if dream else "")

@@ -376,6 +376,16 @@ def test_lease_of_a_monitor_takes_its_check_capability() -> None:
     assert lease_for(p.steps[0], TIMEOUTS) == timedelta(seconds=15) + LEASE_GRACE
 
 
+def test_lease_of_a_verify_step_takes_the_capability_of_the_check_it_makes() -> None:
+    p = plan(restart(), verify())
+    assert lease_for(p.steps[1], TIMEOUTS, p) == timedelta(seconds=15) + LEASE_GRACE
+    w = work(p, plan_status(st("P1", S.COMPLETED, finished_at=NOW), st("V1", S.READY)))
+    assert w.claim is not None
+    lease = states(w.claim)["V1"].lease
+    assert lease is not None
+    assert lease.expires_at == NOW + timedelta(seconds=15) + LEASE_GRACE
+
+
 def test_lease_of_a_step_that_only_checks_a_precondition() -> None:
     step = Step(
         key="P1",

@@ -97,11 +97,16 @@ def with_step(status: PlanResourceStatus, state: StepState) -> PlanResourceStatu
     )
 
 
-def lease_for(step: Step, timeouts: Mapping[str, int]) -> timedelta:
-    """The capability's timeout plus grace; checks take the check capability's timeout."""
+def lease_for(step: Step, timeouts: Mapping[str, int], plan: Plan | None = None) -> timedelta:
+    """The capability's timeout plus grace; checks take the check capability's timeout (a
+    verify step's check is the expectation of the step it verifies, found in ``plan``)."""
     capability = step.capability or (step.check.capability if step.check else None)
     if capability is None and step.precondition is not None:
         capability = step.precondition.check.capability
+    if capability is None and step.verifies is not None and plan is not None:
+        verified = plan.step(step.verifies)
+        if verified is not None and verified.expectation is not None:
+            capability = verified.expectation.check.capability
     if capability is None:
         return INTERNAL_LEASE
     return timedelta(seconds=timeouts.get(capability, 60)) + LEASE_GRACE
@@ -229,7 +234,7 @@ def next_work(
             wake = _earliest(wake, state.next_run_at)
             continue
         if state.status is StepStatus.READY:
-            claimed = claim(status, step, state, now, holder, timeouts)
+            claimed = claim(status, step, state, now, holder, timeouts, plan)
             return Work(WorkKind.RUN, step.key, claim=summarise(plan, claimed))
     return Work(WorkKind.NONE, wake_at=wake)
 
@@ -245,6 +250,7 @@ def claim(
     now: datetime,
     holder: str,
     timeouts: Mapping[str, int],
+    plan: Plan | None = None,
 ) -> PlanResourceStatus:
     """ready -> executing, leased to ``holder``. Steps that invoke a capability count an attempt
     (for checks: a poll) here, so the origin key of what they invoke is fixed before anything
@@ -256,7 +262,7 @@ def claim(
             update={
                 "status": StepStatus.EXECUTING,
                 "attempts": attempts,
-                "lease": Lease(holder=holder, expires_at=now + lease_for(step, timeouts)),
+                "lease": Lease(holder=holder, expires_at=now + lease_for(step, timeouts, plan)),
                 "started_at": state.started_at or now,
             }
         ),
