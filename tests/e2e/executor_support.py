@@ -13,8 +13,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from minds.adapters.kube.client import KubeResources, api_client
 from minds.adapters.ledger import Ledger
 from minds.domain.capabilities.registry import REGISTRY
@@ -22,6 +20,7 @@ from minds.domain.executions import ExecutionRecord
 from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus, intention_id
 from minds.engine.planning_service import PlanningService
 from tests.fixtures.cluster import Cluster
+from tests.fixtures.docs import kubeconfig_in
 from tests.fixtures.waiting import eventually
 
 
@@ -267,14 +266,8 @@ def kube_events(cluster: Cluster, namespace: str, name: str) -> str:
 
 
 def user_kubeconfig(cluster: Cluster, namespace: str, context: str, out: Path) -> Path:
-    """A kubeconfig whose current context is ``context`` (a person of the devcluster), with
-    ``namespace`` as every context's default: what a person's own kubeconfig looks like."""
-    config = yaml.safe_load(cluster.kubeconfig.read_text())
-    for ctx in config["contexts"]:
-        ctx["context"]["namespace"] = namespace
-    config["current-context"] = context
-    out.write_text(yaml.safe_dump(config))
-    return out
+    """A person's kubeconfig (``context`` is who they are) defaulting to ``namespace``."""
+    return kubeconfig_in(cluster.kubeconfig, namespace, context, out)
 
 
 def run_as(kubeconfig: Path, command: str) -> subprocess.CompletedProcess[str]:

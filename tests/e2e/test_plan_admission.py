@@ -64,7 +64,9 @@ def phase(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
 def test_valid_operator_plan_is_validated(
     cluster: Cluster, namespace: str, e2e_ledger: Ledger
 ) -> None:
-    cluster.kubectl("apply", "-f", "-", input_=mind(namespace))
+    # An inactive mind: admission still validates, the executor runs nothing, so the phase
+    # stays where admission put it.
+    cluster.kubectl("apply", "-f", "-", input_=mind(namespace, active=False))
     cluster.kubectl(
         "apply", "-f", "-", input_=plan(namespace, "look", [status_step("P1", namespace)])
     )
