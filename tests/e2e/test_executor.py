@@ -191,6 +191,8 @@ def test_restart_that_does_not_heal_is_refuted_and_escalated_not_repeated(
     assert new["supersedes"] == first
     assert new["revision"] == 2
     assert new["origin"] == "replan"
+    [reconsidered] = e2e_ledger.events(namespace=namespace, type="plan_reconsidered")
+    assert "expectation failed" in reconsidered.payload["reason"]
     [replanned] = e2e_ledger.events(namespace=namespace, type="plan_replanned")
     assert (replanned.payload["from"], replanned.payload["to"]) == (first, second)
 
