@@ -136,6 +136,8 @@ def _open_plan(status: kopf.Status, spec: kopf.Spec, **_: Any) -> bool:
         "blocked",
         "completed",
         "failed",
+        # A replan interrupted by a crash is finished by whoever looks next.
+        "replanning",
     )
 
 

@@ -228,7 +228,11 @@ class Executor:
             if plan.origin is PlanOrigin.DREAM:
                 return TickResult(transitions, None, status.phase)  # dreams never act
             if status.phase not in RUNNABLE:
-                if status.phase in (PlanStatus.COMPLETED, PlanStatus.FAILED):
+                if status.phase in (
+                    PlanStatus.COMPLETED,
+                    PlanStatus.FAILED,
+                    PlanStatus.REPLANNING,
+                ):
                     self._conclude(body, plan, status)
                 return TickResult(transitions, None, status.phase)
             mind = self._mind(namespace, plan.mind)
@@ -898,14 +902,19 @@ class Executor:
     # -- concluding ----------------------------------------------------------------------
 
     def _conclude(self, body: dict[str, Any], plan: Plan, status: PlanResourceStatus) -> None:
-        """What a finished plan means for its intention: once, whoever gets here first."""
+        """What a finished plan means for its intention. Every effect here is idempotent, so a
+        controller that died half-way through is simply followed by one that does it again
+        (the Kubernetes Event is posted only by whoever first records the ledger event)."""
         meta = body["metadata"]
         now = self._clock()
         intention = self._intention(body, plan)
+        if intention.plan not in (None, meta["name"]):
+            return  # the intention has moved on to another plan
         if status.phase is PlanStatus.COMPLETED:
-            if not self._event(body, plan, "plan_completed", (), {"progress": status.progress}):
-                return
-            self._events.post(body, type_="Normal", reason="Completed", message="plan completed")
+            if self._event(body, plan, "plan_completed", (), {"progress": status.progress}):
+                self._events.post(
+                    body, type_="Normal", reason="Completed", message="plan completed"
+                )
             done = [s.key for s in status.steps if s.status is StepStatus.COMPLETED]
             if done:  # a plan whose every step was skipped did nothing to remember
                 confirmed = any(
@@ -945,11 +954,10 @@ class Executor:
                     intention.id, IntentionStatus.FULFILLED, "plan completed", now
                 )
             return
-        if not self._event(body, plan, "plan_failed", (), {"progress": status.progress}):
-            return
         failed = [s for s in status.steps if s.status is StepStatus.FAILED]
         reason = "; ".join(f"{s.key}: {s.reason}" for s in failed)[:2000] or "a step failed"
-        self._events.post(body, type_="Warning", reason="Failed", message=reason[:1024])
+        if self._event(body, plan, "plan_failed", (), {"progress": status.progress}):
+            self._events.post(body, type_="Warning", reason="Failed", message=reason[:1024])
         if intention.status in (IntentionStatus.FULFILLED, IntentionStatus.ABANDONED):
             return
         self.replan(body, plan, intention, reason)
@@ -1018,9 +1026,16 @@ class Executor:
             return None
         if not self._close(body, PlanStatus.REPLANNING, reason, "cancelled for a new revision"):
             return None
-        failed = [*intention.failed_strategies, plan.strategy.value]
+        # Idempotent if a crash interrupted an earlier attempt: revision n failing means n
+        # replans so far, and its strategy is recorded once.
+        failed = list(intention.failed_strategies)
+        if len(failed) < plan.revision:
+            failed.append(plan.strategy.value)
         intention = self._ledger.update_intention(
-            intention.id, replans=intention.replans + 1, failed_strategies=failed, at=now
+            intention.id,
+            replans=max(intention.replans, plan.revision),
+            failed_strategies=failed,
+            at=now,
         )
         self._event(body, plan, "plan_reconsidered", (), {"reason": reason, "trigger": "failed"})
         planned = self._planning.plan(
