@@ -8,8 +8,10 @@ under its ServiceAccount.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -43,6 +45,16 @@ class Stack:
         return (
             f"export KUBECONFIG={self.kubeconfig}\nexport MINDS_DATABASE_URL={self.database_url}\n"
         )
+
+
+def postgres_dir(state_dir: Path) -> Path:
+    """Where the embedded Postgres keeps its data. As root it runs as an unprivileged user,
+    which may not traverse a checkout under a private home directory: then it lives under
+    the system's temporary directory instead, in a folder named after the state directory."""
+    if os.geteuid() != 0:
+        return state_dir / "postgres"
+    digest = hashlib.sha256(str(state_dir.resolve()).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"minds-dev-{digest}" / "postgres"
 
 
 def default_state_dir() -> Path:
@@ -86,7 +98,7 @@ def up(
 
     own_postgres = database_url is None
     if database_url is None:
-        pg_dir = state_dir / "postgres"
+        pg_dir = postgres_dir(state_dir)
         pg = postgres.postgres_handle(pg_dir) or postgres.start_postgres(pg_dir, durable=True)
         database_url = pg.url
     upgrade(database_url)
@@ -125,8 +137,8 @@ def down(state_dir: Path) -> list[str]:
     stopped: list[str] = []
     if stop(state_dir / "controller.pid"):
         stopped.append("controller")
-    if postgres.postgres_running(state_dir / "postgres"):
-        postgres.stop_postgres(state_dir / "postgres")
+    if postgres.postgres_running(postgres_dir(state_dir)):
+        postgres.stop_postgres(postgres_dir(state_dir))
         stopped.append("postgres")
     if devcluster.stop_cluster(state_dir / "cluster"):
         stopped.append("control plane")
