@@ -251,3 +251,30 @@ def test_a_fork_inherits_beliefs_but_runs_none_of_the_sources_work(
     )["items"]
     assert {a["spec"]["mind"] for a in approvals} == {"keeper"}
     assert e2e_ledger.executions(namespace=namespace, mind="keeper-two") == []
+
+
+def test_a_workload_that_recovers_by_itself_withdraws_the_pending_request(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    deployment(cluster, namespace)
+    set_health(cluster, namespace, healthy=False)
+    keeper(cluster, namespace)
+    [plan] = eventually(lambda: plans_of(cluster, namespace), timeout=90, what="a plan")
+    waiting = wait_step(cluster, namespace, plan["metadata"]["name"], "P1", "awaiting_approval")
+    # Nobody approves; the workload comes back on its own.
+    set_health(cluster, namespace, healthy=True)
+
+    def phase() -> str:
+        obj = json.loads(
+            cluster.kubectl(
+                "get", "approval", waiting["approvalRef"], "-n", namespace, "-o", "json"
+            ).stdout
+        )
+        return str(obj.get("status", {}).get("phase"))
+
+    eventually(lambda: phase() == "Withdrawn", timeout=60, what="the request withdrawn")
+    intention = e2e_ledger.intention(plan["spec"]["intention"])
+    assert intention is not None
+    assert intention.status.value == "fulfilled"
+    assert e2e_ledger.executions(namespace=namespace, capability="service.restart") == []
+    assert e2e_ledger.decisions(namespace=namespace, kind="reconsideration")

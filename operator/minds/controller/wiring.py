@@ -133,6 +133,7 @@ def build(config: ControllerConfig) -> Wiring:
             ledger=ledger,
             capabilities=capabilities,
             planning=planning,
+            approvals=approvals,
             clock=utc_now,
             registry=REGISTRY,
         ),

@@ -43,6 +43,11 @@ from minds.domain.volition.formation import (
     abandon_without_plan,
     form,
 )
+from minds.domain.volition.reconsideration import (
+    ReconsiderationContext,
+    Trigger,
+    reconsider,
+)
 from minds.domain.volition.wants import (
     Observation,
     Valence,
@@ -50,13 +55,18 @@ from minds.domain.volition.wants import (
     WantStatus,
     decayed_strength,
     derive_wants,
+    goal_met,
 )
+from minds.engine.approval_service import ApprovalService
 from minds.engine.capability_service import CapabilityService, Invocation, Origin, OutcomeKind
 from minds.engine.conditional import write_status
 from minds.engine.planning_service import PlanningService
 from minds.engine.ports import Clock, NotFound, ResourcePort
 
 log = logging.getLogger(__name__)
+
+#: Intentions a change in the world can still make moot.
+RECONSIDERED = frozenset({IntentionStatus.ACTIVE, IntentionStatus.BLOCKED})
 
 #: Wants a dream may take up: those not acted on for want of strength or room, never those a
 #: commitment, policy or duplication ruled out.
@@ -84,9 +94,11 @@ class MindCycle:
         ledger: Any,
         capabilities: CapabilityService,
         planning: PlanningService,
+        approvals: ApprovalService,
         clock: Clock,
         registry: CapabilityRegistry,
     ) -> None:
+        self._approvals = approvals
         self._resources = resources
         self._ledger = ledger
         self._capabilities = capabilities
@@ -232,6 +244,8 @@ class MindCycle:
             )
         decisions += self._record(resolved.decisions)
 
+        decisions += self._reconsider_met_goals(namespace, name, observations, wants, now)
+
         formed = 0
         dreamt = 0
         intentions: list[IntentionRecord] = self._ledger.intentions(namespace=namespace, mind=name)
@@ -302,6 +316,56 @@ class MindCycle:
         return self._summarise(
             namespace, name, CycleReport(len(observations), open_wants, formed, decisions, summary)
         )
+
+    def _reconsider_met_goals(
+        self,
+        namespace: str,
+        name: str,
+        observations: list[Observation],
+        wants: dict[str, Want],
+        now: datetime,
+    ) -> int:
+        """The world changed: a workload an open intention wants to act on is running again.
+        The intention is reconsidered (fulfilled), and whatever it still waits a person for
+        is withdrawn: nobody should approve a restart of a workload that recovered."""
+        met = {o.subject for o in observations if goal_met(o) is True}
+        if not met:
+            return 0
+        written = 0
+        for intention in self._ledger.intentions(namespace=namespace, mind=name):
+            if (
+                intention.status not in RECONSIDERED
+                or intention.kind is not IntentionKind.ACTION
+                or intention.subject not in met
+                or intention.parent_id is not None
+            ):
+                continue
+            served = tuple(
+                w
+                for w in wants.values()
+                if w.target == intention.subject and w.status is WantStatus.ACTIVE
+            )
+            verdict = reconsider(
+                intention,
+                Trigger.WORLD_CHANGE,
+                ReconsiderationContext(now=now, wants=served, goal_met=True),
+            )
+            written += self._record(list(verdict.decisions))
+            if verdict.status is None:
+                continue
+            self._ledger.transition_intention(intention.id, verdict.status, verdict.reason, now)
+            for want in verdict.wants:
+                self._store_want(want)
+            if intention.plan:
+                self._withdraw_pending(namespace, intention.plan, verdict.reason)
+        return written
+
+    def _withdraw_pending(self, namespace: str, plan: str, reason: str) -> None:
+        for approval in self._resources.list(APPROVAL, namespace):
+            origin = (approval.get("spec") or {}).get("origin") or {}
+            phase = (approval.get("status") or {}).get("phase", "Pending")
+            if origin.get("plan") == plan and phase == "Pending":
+                self._approvals.withdraw(namespace, approval["metadata"]["name"], reason[:1000])
 
     def _dream(self, namespace: str, name: str, want: Want, now: datetime) -> int:
         """Imagine a plan for a want that was not acted on. The plan is written with origin
