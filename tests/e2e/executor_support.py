@@ -24,8 +24,10 @@ from tests.fixtures.docs import kubeconfig_in
 from tests.fixtures.waiting import eventually
 
 
-def apply(cluster: Cluster, obj: dict[str, Any]) -> None:
-    cluster.kubectl("apply", "-f", "-", input_=json.dumps(obj))
+def apply(
+    cluster: Cluster, obj: dict[str, Any], *, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    return cluster.kubectl("apply", "-f", "-", input_=json.dumps(obj), check=check)
 
 
 def mind(cluster: Cluster, namespace: str, name: str = "keeper", **spec: Any) -> None:

@@ -18,6 +18,7 @@ from minds.engine.capability_service import (
     Origin,
     OutcomeKind,
 )
+from tests.e2e.executor_support import apply, deployment, mind
 from tests.fixtures.cluster import Cluster
 from tests.fixtures.waiting import eventually
 
@@ -32,39 +33,15 @@ WHY = Explanation(
 )
 
 
-def apply(cluster: Cluster, obj: dict[str, Any], context: str | None = None, check: bool = True):  # type: ignore[no-untyped-def]
-    return cluster.kubectl("apply", "-f", "-", input_=json.dumps(obj), context=context, check=check)
-
-
 def setup_mind(cluster: Cluster, namespace: str, **spec: Any) -> None:
-    apply(
+    mind(
         cluster,
-        {
-            "apiVersion": "minds.dev/v1alpha1",
-            "kind": "Mind",
-            "metadata": {"name": MIND, "namespace": namespace},
-            "spec": {
-                "capabilityPolicy": [{"capability": "service.restart", "decision": "approve"}],
-                **spec,
-            },
-        },
+        namespace,
+        MIND,
+        capabilityPolicy=[{"capability": "service.restart", "decision": "approve"}],
+        **spec,
     )
-    apply(
-        cluster,
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "atlas-worker", "namespace": namespace},
-            "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": {"app": "atlas-worker"}},
-                "template": {
-                    "metadata": {"labels": {"app": "atlas-worker"}},
-                    "spec": {"containers": [{"name": "w", "image": "busybox"}]},
-                },
-            },
-        },
-    )
+    deployment(cluster, namespace)
 
 
 def restart(namespace: str, step: str = "P1", ttl: timedelta | None = None) -> Invocation:

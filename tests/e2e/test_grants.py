@@ -13,6 +13,7 @@ import pytest
 from minds.adapters.ledger import Ledger
 from minds.domain.resources.approval import Explanation
 from minds.engine.capability_service import CapabilityService, Invocation, Origin, OutcomeKind
+from tests.e2e.executor_support import apply, deployment, mind
 from tests.fixtures.cluster import Cluster
 from tests.fixtures.waiting import eventually
 
@@ -20,22 +21,6 @@ pytestmark = pytest.mark.usefixtures("session_controller")
 
 MIND = "keeper"
 WHY = Explanation(what="list processes", why="find what eats memory")
-
-
-def apply(cluster: Cluster, obj: dict[str, Any]) -> None:
-    cluster.kubectl("apply", "-f", "-", input_=json.dumps(obj))
-
-
-def mind(cluster: Cluster, namespace: str, **spec: Any) -> None:
-    apply(
-        cluster,
-        {
-            "apiVersion": "minds.dev/v1alpha1",
-            "kind": "Mind",
-            "metadata": {"name": MIND, "namespace": namespace},
-            "spec": spec,
-        },
-    )
 
 
 def grant(cluster: Cluster, namespace: str, name: str, **spec: Any) -> None:
@@ -169,22 +154,7 @@ def test_preview_has_no_side_effects(
         namespace,
         capabilityPolicy=[{"capability": "service.restart", "decision": "allow"}],
     )
-    apply(
-        cluster,
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "atlas-worker", "namespace": namespace},
-            "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": {"app": "a"}},
-                "template": {
-                    "metadata": {"labels": {"app": "a"}},
-                    "spec": {"containers": [{"name": "w", "image": "busybox"}]},
-                },
-            },
-        },
-    )
+    deployment(cluster, namespace)
     before = json.loads(
         cluster.kubectl("get", "deployment", "atlas-worker", "-n", namespace, "-o", "json").stdout
     )

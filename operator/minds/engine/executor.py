@@ -58,6 +58,7 @@ from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
 from minds.domain.planning.model import (
     Check,
     InternalAction,
+    Observation,
     Plan,
     PlanOrigin,
     PlanStatus,
@@ -70,7 +71,6 @@ from minds.domain.planning.model import (
 from minds.domain.procedures import ProceduralMemory, procedure_steps, render_procedure
 from minds.domain.resources.approval import (
     ApprovalKind,
-    ApprovalOrigin,
     ApprovalStatus,
     Explanation,
     GrantRequest,
@@ -539,8 +539,6 @@ class Executor:
         mine: Callable[[StepState], bool],
         now: datetime,
     ) -> None:
-        from minds.domain.planning.model import Observation
-
         summary = summarise_findings(plan, step, all_states)
         if step.internal_action is InternalAction.NOTIFY_OPERATOR:
             text = f"{step.note or ''} Seen: {summary}".strip()[:2000]
@@ -1074,4 +1072,4 @@ class Executor:
         return new_name
 
 
-__all__ = ["ApprovalOrigin", "Executor", "TickResult"]
+__all__ = ["Executor", "TickResult"]
