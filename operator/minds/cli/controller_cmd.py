@@ -23,6 +23,7 @@ def run(
     # Imported here: loading the controller package registers kopf handlers, which only this
     # command wants.
     from minds.adapters.ledger import SchemaError, check_schema
+    from minds.adapters.log_masking import install_log_masking
     from minds.controller.settings import ConfigError, ControllerConfig
 
     try:
@@ -38,6 +39,7 @@ def run(
 
     kopf.configure(verbose=verbose, log_format=kopf.LogFormat.PLAIN)
     logging.getLogger("kubernetes").setLevel(logging.WARNING)
+    install_log_masking()
     kopf.run(
         standalone=True,
         clusterwide=not namespace,

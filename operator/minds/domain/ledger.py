@@ -17,7 +17,7 @@ from typing import Annotated, Final
 from pydantic import AwareDatetime, Field, JsonValue, field_validator
 
 from minds.domain.base import Model
-from minds.domain.masking import MASK, is_secret_key, mask_mapping, mask_text
+from minds.domain.masking import MASK, is_secret_key, mask_json, mask_mapping, mask_text
 
 __all__ = [
     "IDEMPOTENCY_KEY_LENGTH",
@@ -30,6 +30,7 @@ __all__ = [
     "SubjectRef",
     "idempotency_key",
     "is_secret_key",
+    "mask_json",
     "mask_note",
     "mask_secrets",
 ]

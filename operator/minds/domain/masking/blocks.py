@@ -4,7 +4,7 @@ entry whose `value:` comes on the line after its `name:`.
 A `LineMasker` reads lines in order and remembers which block it is in, so a log streamed line
 by line is masked exactly as the same text masked at once (`mask_text`). Inside a block every
 line is replaced by its indentation and a placeholder: the reader still sees the shape (how
-many lines, which key) and none of the content. The block's opening counts as one secret.
+many lines, which key) and none of the content. A block counts as one secret.
 
 Each state is a small object that takes the next line and says what to show and which state
 follows; a line that closes a block is then read again from the plain state, so that whatever
@@ -144,6 +144,7 @@ class LineMasker:
 
     def __init__(self) -> None:
         self._state: _State | None = None
+        self._counted = False
 
     def mask(self, line: str) -> tuple[str, MaskCounts]:
         """`line` masked, and how many of each kind were masked in it."""
@@ -152,12 +153,21 @@ class LineMasker:
             # state: an env entry's `value:` may come after other lines.
             shown, self._state = self._state.take(line)
             if shown is not None:
-                return shown, {}
+                return shown, self._count(changed=shown != line)
         opened = _opening(line)
         if opened is not None:
             shown, self._state = opened
-            return shown, {MaskKind.SECRET.value: 1}
+            self._counted = False
+            return shown, self._count(changed=shown != line)
         return mask_inline(line)
+
+    def _count(self, *, changed: bool) -> MaskCounts:
+        """One secret per block, counted when its content is first masked: a block masked
+        before (only placeholders left) counts nothing."""
+        if not changed or self._counted:
+            return {}
+        self._counted = True
+        return {MaskKind.SECRET.value: 1}
 
 
 def mask_text(text: str) -> tuple[str, MaskCounts]:

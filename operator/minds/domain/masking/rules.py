@@ -18,7 +18,7 @@ import ipaddress
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 from minds.domain.masking.checks import (
     NANP_REGIONS,
@@ -36,14 +36,69 @@ from minds.domain.masking.kinds import NOT_MASKED, MaskCounts, MaskKind, merge_c
 Replacement = Callable[[re.Match[str]], str | None]
 
 
+class TextRule(Protocol):
+    def apply(self, text: str, counts: MaskCounts) -> str:
+        """`text` with what this rule finds replaced; adds what it replaced to `counts`."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """A pattern whose matches are replaced (unless `replace` declines one)."""
+
     kind: MaskKind
     pattern: re.Pattern[str]
     replace: Replacement
-    # After a declined match, look again from the next character instead of after the match:
-    # `error: token=abc` is declined as `error: ...` and must still be found as `token=abc`.
-    rescan: bool = False
+
+    def apply(self, text: str, counts: MaskCounts) -> str:
+        pieces: list[str] = []
+        done = 0  # text[:done] is in pieces
+        for match in self.pattern.finditer(text):
+            replaced = self.replace(match)
+            if replaced is None:
+                continue
+            pieces += [text[done : match.start()], replaced]
+            # One match can hold several (a run of digit groups with two cards in it).
+            placeholder = self.kind.placeholder
+            found = replaced.count(placeholder) - match.group(0).count(placeholder)
+            counts[self.kind.value] = counts.get(self.kind.value, 0) + found
+            done = match.end()
+        if not pieces:
+            return text
+        return "".join([*pieces, text[done:]])
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedRule:
+    """A key (`password=`, `--token `, `name: DB_PASSWORD, value: `) whose value is masked when
+    `is_secret_key` accepts the key.
+
+    The key is matched and judged before the value is read: a value can run long, and reading
+    it after every key that turns out harmless would be quadratic (`a:a:a:...`).
+    """
+
+    key: re.Pattern[str]
+    value: re.Pattern[str]
+
+    def apply(self, text: str, counts: MaskCounts) -> str:
+        pieces: list[str] = []
+        done = 0  # text[:done] is in pieces
+        start = 0
+        while (key := self.key.search(text, start)) is not None:
+            start = max(key.end(), key.start() + 1)
+            if not is_secret_key(key.group("key")):
+                continue
+            value = self.value.match(text, key.end())
+            if value is None or _NOT_A_VALUE.fullmatch(value.group(0)):
+                continue
+            raw = value.group(0)
+            quote = raw[0] if raw[:1] in ("'", '"') and raw[-1:] == raw[:1] else ""
+            pieces += [text[done : key.end()], quote + MaskKind.SECRET.placeholder + quote]
+            counts[MaskKind.SECRET.value] = counts.get(MaskKind.SECRET.value, 0) + 1
+            done = start = value.end()
+        if not pieces:
+            return text
+        return "".join([*pieces, text[done:]])
 
 
 def _whole(kind: MaskKind) -> Replacement:
@@ -75,34 +130,10 @@ def _checked(kind: MaskKind, check: Callable[[str], bool], group: int = 0) -> Re
 
 # Values that say there is no secret here: booleans, empties, references, earlier redactions.
 _NOT_A_VALUE: Final = re.compile(
-    r"[\"']?(?:true|false|null|none|nil|yes|no|on|off|\*+|<[^>]*>|\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*"
-    r"|\{\{[^}]*\}\}|redacted|\[redacted\]|bearer|basic|digest|negotiate)?[\"']?",
+    r"[\"']?(?:true|false|null|none|nil|yes|no|on|off|\*+|<[^>]*>|\$\{[^}]*\}?|\$[A-Z_][A-Z0-9_]*"
+    r"|\{\{[^}]*(?:\}\})?|redacted|\[redacted\]|bearer|basic|digest|negotiate)?[\"']?",
     re.IGNORECASE,
 )
-
-
-def _secret_value(match: re.Match[str]) -> str | None:
-    """`key=value` where the key names a secret: the value goes, its quotes stay."""
-    key, separator, value = match.group("key", "sep", "value")
-    if not is_secret_key(key) or _NOT_A_VALUE.fullmatch(value):
-        return None
-    quote = value[0] if value[:1] in ("'", '"') and value[-1:] == value[:1] else ""
-    return f"{key}{separator}{quote}{MaskKind.SECRET.placeholder}{quote}"
-
-
-def _secret_flag(match: re.Match[str]) -> str | None:
-    if not is_secret_key(match.group("key")):
-        return None
-    return match.group(1) + MaskKind.SECRET.placeholder
-
-
-def _env_pair(match: re.Match[str]) -> str | None:
-    """`{name: DB_PASSWORD, value: ...}`: the name says the value beside it is secret."""
-    if not is_secret_key(match.group("name")) or _NOT_A_VALUE.fullmatch(match.group("value")):
-        return None
-    value = match.group("value")
-    quote = value[0] if value[:1] in ("'", '"') else ""
-    return match.group("head") + quote + MaskKind.SECRET.placeholder + quote
 
 
 def _card(match: re.Match[str]) -> str | None:
@@ -197,8 +228,9 @@ _WORD: Final = r"[^\s,;&\"'}\])]+"
 _QUOTED_OR_WORD: Final = rf"\"[^\"\n]*\"|'[^'\n]*'|{_WORD}"
 _PHONE_END: Final = r"(?![\w.-]|:\d)"
 # Who would write a phone number after a letter, a dot, a slash or a colon? Versions, paths,
-# ports and clock times start that way, so a number must not.
+# ports and clock times start that way, so a number must not; only `tel:+...` may.
 _PHONE_START: Final = r"(?<![\w.+/:-])"
+_INTERNATIONAL_START: Final = r"(?<![\w.+/-])"
 # Patterns of tokens that announce their issuer, not tokens.
 _ISSUER_PATTERNS: Final = (
     r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}|xox[abposr]-[A-Za-z0-9-]{10,}"
@@ -207,7 +239,7 @@ _ISSUER_PATTERNS: Final = (
 )
 
 
-def _rules() -> tuple[Rule, ...]:
+def _rules() -> tuple[TextRule, ...]:
     flags = re.IGNORECASE
     return (
         Rule(
@@ -273,45 +305,47 @@ def _rules() -> tuple[Rule, ...]:
             ),
             _keep_prefix(MaskKind.SECRET),
         ),
-        Rule(
-            MaskKind.SECRET,
+        KeyedRule(
             # An env entry written inline: {name: DB_PASSWORD, value: hunter2}, or its JSON.
             re.compile(
-                r"(?P<head>[\"']?name[\"']?\s*[:=]\s*[\"']?(?P<name>[\w.-]{1,128})[\"']?\s*,\s*"
-                rf"[\"']?value[\"']?\s*[:=]\s*){NOT_MASKED}(?P<value>{_QUOTED_OR_WORD})",
-                flags,
+                r"[\"']?name[\"']?\s*[:=]\s*[\"']?(?P<key>[\w.-]{1,128})[\"']?\s*,\s*"
+                r"[\"']?value[\"']?\s*[:=]\s*",
+                re.IGNORECASE,
             ),
-            _env_pair,
-            rescan=True,
+            re.compile(rf"{NOT_MASKED}(?:{_QUOTED_OR_WORD})"),
         ),
-        Rule(
-            MaskKind.SECRET,
+        KeyedRule(
             # key=value, "key"="value", for every key `is_secret_key` accepts: the value ends
             # at a space, as on a command line or in a query string.
-            re.compile(rf"{_KEY}(?P<sep>[\"']?\s*=\s*){NOT_MASKED}(?P<value>{_QUOTED_OR_WORD})"),
-            _secret_value,
-            rescan=True,
+            re.compile(rf"{_KEY}[\"']?\s*=\s*"),
+            re.compile(rf"{NOT_MASKED}(?:{_QUOTED_OR_WORD})"),
         ),
-        Rule(
-            MaskKind.SECRET,
+        KeyedRule(
             # key: value, "key": "value". After a colon the value may be a phrase, as in YAML
             # (`password: correct horse battery staple`): it runs on over words that are not
             # themselves keys.
+            re.compile(rf"{_KEY}[\"']?\s*:[ \t]*"),
             re.compile(
-                rf"{_KEY}(?P<sep>[\"']?\s*:[ \t]*){NOT_MASKED}(?P<value>{_QUOTED_OR_WORD}"
-                rf"(?:[ \t]+(?![\w.-]+[\"']?\s*[:=]){NOT_MASKED}(?:{_WORD}))*)"
+                rf"{NOT_MASKED}(?:{_QUOTED_OR_WORD})"
+                rf"(?:[ \t]+(?![\w.-]+[\"']?\s*[:=]){NOT_MASKED}(?:{_WORD}))*"
             ),
-            _secret_value,
-            rescan=True,
         ),
         Rule(
             MaskKind.SECRET,
-            # Command-line flags: --password hunter2, -token abc.
+            # Prose: "the password is Spr1ng2025!". Only a word with a digit or a symbol counts,
+            # so that "the password is required" stays.
             re.compile(
-                rf"((?<![\w-])--?(?P<key>[\w-]{{1,64}})\s+){NOT_MASKED}(?!-)[^\s]+",
+                r"(\b(?:password|passphrase|passwd|pwd|pin|secret|token|api key)s?\s+"
+                rf"(?:is|was|will be|set to|changed to)\s*:?\s+){NOT_MASKED}"
+                r"(?=[^\s,;]*[\d!@#$%^&*])[^\s,;]{6,}",
+                re.IGNORECASE,
             ),
-            _secret_flag,
-            rescan=True,
+            _keep_prefix(MaskKind.SECRET),
+        ),
+        KeyedRule(
+            # Command-line flags: --password hunter2, -token abc.
+            re.compile(r"(?<![\w-])--?(?P<key>[\w-]{1,64})\s+"),
+            re.compile(rf"{NOT_MASKED}(?!-)[^\s]+"),
         ),
         _fixed(MaskKind.EMAIL, rf"{_QUOTED_LOCAL}@{_DOMAIN}"),
         Rule(
@@ -347,7 +381,7 @@ def _rules() -> tuple[Rule, ...]:
         Rule(
             MaskKind.PHONE,
             # +44 20 7946 0958, 0044 (0)20 7946-0958, +1 (415) 555-2671.
-            re.compile(rf"{_PHONE_START}(?:\+|00)[1-9][\d ().-]{{6,20}}\d{_PHONE_END}"),
+            re.compile(rf"{_INTERNATIONAL_START}(?:\+|00)[1-9][\d ().-]{{6,20}}\d{_PHONE_END}"),
             _phone((None,)),
         ),
         Rule(
@@ -384,29 +418,8 @@ def mask_inline(text: str) -> tuple[str, MaskCounts]:
     for _ in range(_MAX_PASSES):
         found: MaskCounts = {}
         for rule in RULES:
-            text = _apply(rule, text, found)
+            text = rule.apply(text, found)
         if not any(found.values()):
             break
         merge_counts(counts, found)
     return text, counts
-
-
-def _apply(rule: Rule, text: str, counts: MaskCounts) -> str:
-    pieces: list[str] = []
-    done = 0  # text[:done] is in pieces
-    start = 0
-    while (match := rule.pattern.search(text, start)) is not None:
-        replaced = rule.replace(match)
-        if replaced is None:
-            start = match.start() + 1 if rule.rescan else max(match.end(), match.start() + 1)
-            continue
-        pieces += [text[done : match.start()], replaced]
-        # One match can hold several (a run of digit groups with two cards in it).
-        found = replaced.count(rule.kind.placeholder) - match.group(0).count(rule.kind.placeholder)
-        counts[rule.kind.value] = counts.get(rule.kind.value, 0) + found
-        done = match.end()
-        start = max(match.end(), match.start() + 1)
-    if not pieces:
-        return text
-    pieces.append(text[done:])
-    return "".join(pieces)
