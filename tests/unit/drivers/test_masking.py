@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from minds.adapters.drivers.kubernetes import LogChunk, select_log_lines
 from minds.adapters.drivers.masking import (
     LINE_CHARS,
     SCAN_CHARS,
@@ -156,14 +157,6 @@ def test_the_whole_corpus_as_one_text_is_masked_and_then_stable() -> None:
 
 
 @pytest.mark.parametrize(
-    ("number", "valid"),
-    [("4111111111111111", True), ("4111111111111112", False), ("79927398713", True)],
-)
-def test_luhn(number: str, valid: bool) -> None:
-    assert luhn_valid(number) is valid
-
-
-@pytest.mark.parametrize(
     "pathological",
     ["a", "a.", "password", "-", "1", "1.", ":", "a:", "x@", "eyJ", "--password ", "4111 ", "::"],
 )
@@ -288,3 +281,39 @@ def test_command_lines_are_masked_and_shortened() -> None:
     command = mask_command(["psql", "--password", "hunter2", "postgres://u:pw@db/x"], 200)
     assert command == "psql --password [secret] postgres://u:[secret]@db/x"
     assert len(mask_command(["run", "y" * 1000], 50)) <= 52
+
+
+def test_a_private_key_logged_over_several_lines_is_masked_as_a_block() -> None:
+    lines, counts = mask_lines(
+        [
+            "loading",
+            "-----BEGIN RSA PRIVATE KEY-----",
+            "MIIEowIBAAKCAQEA",
+            "bXk0ZmRk",
+            "-----END RSA PRIVATE KEY-----",
+            "ok",
+        ]
+    )
+    assert lines == [
+        "loading",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "[secret]",
+        "[secret]",
+        "-----END RSA PRIVATE KEY-----",
+        "ok",
+    ]
+    assert counts == {"secret": 1}
+
+
+def test_a_workloads_log_keeps_a_block_open_across_its_lines_but_not_across_containers() -> None:
+    chunk = LogChunk("web-0", "app", "config:\n  password: |\n    s3cr3t-line\n  user: app")
+    other = LogChunk("web-0", "sidecar", "    indented but harmless")
+    selection = select_log_lines([chunk, other], limit=10, filter_text=None, mask=True)
+    assert selection.lines == [
+        "web-0/app: config:",
+        "web-0/app:   password: |",
+        "web-0/app:     [secret]",
+        "web-0/app:   user: app",
+        "web-0/sidecar:     indented but harmless",
+    ]
+    assert selection.masked == {"secret": 1}

@@ -220,6 +220,7 @@ def _phone(regions: tuple[str | None, ...]) -> Replacement:
 _OCTET: Final = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 # Unicode letters count: internationalised addresses (josé@exämple.de) are addresses too.
 _EMAIL_CHAR: Final = r"[\w!#$%&'*+/=?^`{|}~.-]"
+_EMAIL_CHAR_NOT_QUOTE: Final = r"[\w!#$%&*+/=?^`{|}~.-]"
 _QUOTED_LOCAL: Final = r'"(?:[^"\\\r\n]|\\.){1,64}"'
 # A top-level domain has letters (or is punycode): `lodash@4.17.21` is a package, not a person.
 _DOMAIN: Final = r"(?:[\w-]+\.)+(?:xn--[\w-]+|[^\W\d_]{2,})\b"
@@ -351,7 +352,9 @@ def _rules() -> tuple[TextRule, ...]:
         Rule(
             MaskKind.EMAIL,
             # Matches start only where a run of local-part characters starts: linear time.
-            re.compile(rf"(?<!{_EMAIL_CHAR}){_EMAIL_CHAR}{{1,64}}@{_DOMAIN}"),
+            # An apostrophe may sit inside a local part (o'brien@...) but one before it is a
+            # quote: `'bob@example.com'` masks as `'[email]'`.
+            re.compile(rf"(?<!{_EMAIL_CHAR_NOT_QUOTE})(?!'){_EMAIL_CHAR}{{1,64}}@{_DOMAIN}"),
             lambda match: None if match.group(0).startswith("git@") else "[email]",
         ),
         Rule(
