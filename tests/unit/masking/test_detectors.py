@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+import phonenumbers
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from phonenumbers import PhoneNumberFormat, PhoneNumberType
 
 from minds.domain.masking import (
     LineMasker,
@@ -11,6 +17,7 @@ from minds.domain.masking import (
     luhn_valid,
     mask_text,
 )
+from minds.domain.masking.checks import IBAN_LENGTHS, NANP_REGIONS, TRUNK_ZERO_REGIONS
 
 
 def masked(text: str) -> str:
@@ -104,6 +111,7 @@ def test_a_number_no_numbering_plan_knows_is_not_a_phone() -> None:
         ("gb82west12345698765432", True),
         ("DE89370400440532013001", False),  # one digit off: the checksum fails
         ("DE8937040044", False),  # too short
+        ("DE893704004405320130001", False),  # a German IBAN has 22 characters
     ],
 )
 def test_iban_checksum(iban: str, valid: bool) -> None:
@@ -290,3 +298,59 @@ def test_lines_fed_one_at_a_time_are_masked_as_the_whole_text() -> None:
     masker = LineMasker()
     fed = [masker.mask(line)[0] for line in PEM.split("\n")]
     assert "\n".join(fed) == masked(PEM)
+
+
+# --- every numbering plan's own example numbers ---------------------------------------------
+
+
+def _examples(regions: Iterable[str]) -> list[tuple[str, str]]:
+    """libphonenumber's example fixed-line and mobile number of each region."""
+    found = []
+    for region in sorted(regions):
+        for kind in (PhoneNumberType.FIXED_LINE, PhoneNumberType.MOBILE):
+            number = phonenumbers.example_number_for_type(region, kind)
+            if number is not None:
+                found.append((region, number))
+    return found
+
+
+@pytest.mark.parametrize(("region", "number"), _examples(phonenumbers.SUPPORTED_REGIONS))
+def test_every_regions_example_numbers_are_masked_in_international_format(
+    region: str, number: phonenumbers.PhoneNumber
+) -> None:
+    for form in (PhoneNumberFormat.INTERNATIONAL, PhoneNumberFormat.E164):
+        text = phonenumbers.format_number(number, form)
+        assert masked(f"call {text} now") == "call [phone] now", (region, text)
+
+
+@pytest.mark.parametrize(("region", "number"), _examples([*TRUNK_ZERO_REGIONS, *NANP_REGIONS]))
+def test_example_numbers_are_masked_in_national_format(
+    region: str, number: phonenumbers.PhoneNumber
+) -> None:
+    text = phonenumbers.format_number(number, PhoneNumberFormat.NATIONAL)
+    assert masked(f"call {text} now") == "call [phone] now", (region, text)
+
+
+# --- generated IBANs -----------------------------------------------------------------------
+
+_ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+@st.composite
+def ibans(draw: st.DrawFn) -> str:
+    """A random IBAN with correct check digits, grouped in fours or not."""
+    country = draw(st.sampled_from(sorted(IBAN_LENGTHS)))
+    length = IBAN_LENGTHS[country] - 4
+    bban = draw(st.text(alphabet=_ALNUM, min_size=length, max_size=length))
+    remainder = int("".join(str(int(char, 36)) for char in bban + country + "00")) % 97
+    iban = f"{country}{98 - remainder:02d}{bban}"
+    if draw(st.booleans()):
+        return " ".join(iban[i : i + 4] for i in range(0, len(iban), 4))
+    return iban
+
+
+@settings(max_examples=300)
+@given(ibans())
+def test_a_generated_iban_never_survives(iban: str) -> None:
+    assert iban_valid(iban.replace(" ", ""))
+    assert masked(f"refund to {iban} today") == "refund to [iban] today"

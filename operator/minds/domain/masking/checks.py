@@ -21,7 +21,7 @@ import phonenumbers
 # 0044...) are recognised for every region.
 NANP_REGIONS: Final = ("US",)
 TRUNK_ZERO_REGIONS: Final = (
-    "GB", "DE", "FR", "NL", "BE", "AT", "CH", "IT", "IE", "SE", "PL", "AU", "NZ", "IN", "JP", "ZA",
+    "GB", "DE", "FR", "NL", "BE", "AT", "CH", "IT", "IE", "SE", "AU", "NZ", "IN", "JP", "ZA",
 )  # fmt: skip
 
 _PRINTABLE: Final = frozenset(string.printable) - frozenset("\t\n\r\x0b\x0c")
@@ -40,10 +40,33 @@ def luhn_valid(digits: str) -> bool:
     return total % 10 == 0
 
 
-def iban_valid(candidate: str) -> bool:
-    """ISO 13616: 15 to 34 characters whose mod-97 checksum, country code moved last, is 1."""
+# The length of an IBAN in each country of the IBAN registry (ISO 13616). A candidate from a
+# listed country must have exactly this length, which keeps a grouped IBAN from swallowing
+# the word after it; one from a country not listed needs 15 to 34 characters.
+IBAN_LENGTHS: Final = {
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22,
+    "BR": 29, "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28,
+    "EE": 20, "EG": 29, "ES": 24, "FI": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23,
+    "GL": 18, "GR": 27, "GT": 28, "HR": 21, "HU": 28, "IE": 22, "IL": 23, "IQ": 23, "IS": 26,
+    "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28, "LC": 32, "LI": 21, "LT": 20, "LU": 20,
+    "LV": 21, "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MR": 27, "MT": 31, "MU": 30, "NL": 18,
+    "NO": 15, "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "SA": 24,
+    "SC": 31, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "ST": 25, "SV": 28, "TL": 23, "TN": 24,
+    "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20,
+}  # fmt: skip
+
+
+def iban_length_fits(candidate: str) -> bool:
+    """Whether a candidate has its country's IBAN length (15 to 34 if the country is unknown)."""
     iban = candidate.upper()
-    if not 15 <= len(iban) <= 34 or not iban.isascii() or not iban.isalnum():
+    expected = IBAN_LENGTHS.get(iban[:2])
+    return len(iban) == expected if expected is not None else 15 <= len(iban) <= 34
+
+
+def iban_valid(candidate: str) -> bool:
+    """ISO 13616: the country's length, and a mod-97 checksum (country code moved last) of 1."""
+    iban = candidate.upper()
+    if not iban_length_fits(iban) or not iban.isascii() or not iban.isalnum():
         return False
     if not (iban[:2].isalpha() and iban[2:4].isdigit()):
         return False

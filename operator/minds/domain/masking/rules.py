@@ -23,6 +23,7 @@ from typing import Final, Protocol
 from minds.domain.masking.checks import (
     NANP_REGIONS,
     TRUNK_ZERO_REGIONS,
+    iban_length_fits,
     iban_valid,
     is_basic_credentials,
     is_phone_number,
@@ -172,13 +173,13 @@ def _card_span(text: str, groups: list[tuple[int, int]], first: int) -> int | No
 
 
 def _iban(match: re.Match[str]) -> str | None:
-    """The longest run of whole groups, from the country code on, that is a valid IBAN: a
-    grouped IBAN may be followed by a word that looks like one more group."""
+    """The run of whole groups, from the country code on, that has the country's IBAN length
+    and checksum: a grouped IBAN may be followed by a word that looks like one more group."""
     text = match.group(0)
-    ends = [group.end() for group in re.finditer(r"[A-Za-z0-9]+", text)]
-    for end in reversed(ends):
-        if iban_valid(re.sub(r"[ -]", "", text[:end])):
-            return MaskKind.IBAN.placeholder + text[end:]
+    for group in re.finditer(r"[A-Za-z0-9]+", text):
+        compact = re.sub(r"[ -]", "", text[: group.end()])
+        if iban_length_fits(compact) and iban_valid(compact):
+            return MaskKind.IBAN.placeholder + text[group.end() :]
     return None
 
 
@@ -384,7 +385,7 @@ def _rules() -> tuple[TextRule, ...]:
         Rule(
             MaskKind.PHONE,
             # +44 20 7946 0958, 0044 (0)20 7946-0958, +1 (415) 555-2671.
-            re.compile(rf"{_INTERNATIONAL_START}(?:\+|00)[1-9][\d ().-]{{6,20}}\d{_PHONE_END}"),
+            re.compile(rf"{_INTERNATIONAL_START}(?:\+|00)[1-9][\d ().-]{{5,20}}\d{_PHONE_END}"),
             _phone((None,)),
         ),
         Rule(
