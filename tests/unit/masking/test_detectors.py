@@ -42,9 +42,17 @@ def test_internationalised_and_quoted_addresses_are_masked(text: str, expected: 
 
 
 @pytest.mark.parametrize(
-    "text", ["lodash@4.17.21", "clone git@github.com:org/repo.git", "image@sha256:abc", "a@b"]
+    "text",
+    [
+        "lodash@4.17.21",
+        "clone git@github.com:org/repo.git",
+        "image@sha256:abc",
+        "a@b",
+        "connect as postgres@db.ops.svc.cluster.local",
+        "app@redis.ops.svc",
+    ],
 )
-def test_package_versions_and_ssh_remotes_are_not_addresses(text: str) -> None:
+def test_package_versions_ssh_remotes_and_cluster_services_are_not_addresses(text: str) -> None:
     assert masked(text) == text
 
 
@@ -84,6 +92,10 @@ def test_international_and_national_phone_numbers_are_masked(text: str) -> None:
         "resourceVersion 48213377",
         "978-3-16-148410-0",
         "+1 day",
+        "05.01.2024",
+        "01/02/24",
+        "07-03-2025",
+        "(06/07/2025)",
     ],
 )
 def test_numbers_that_are_no_phone_stay(text: str) -> None:
@@ -226,10 +238,18 @@ def test_a_long_run_of_harmless_keys_is_read_in_linear_time() -> None:
 # --- addresses -----------------------------------------------------------------------------
 
 
+def test_public_resolvers_are_services_not_people() -> None:
+    assert masked("nameserver 8.8.8.8 and 2606:4700:4700::1111") == (
+        "nameserver 8.8.8.8 and 2606:4700:4700::1111"
+    )
+
+
 def test_public_addresses_are_masked_and_the_clusters_own_kept() -> None:
     assert masked("from 81.2.69.160 via 10.0.0.5") == "from [ip] via 10.0.0.5"
     assert masked("peer 2001:db8::1 and fd00::5") == "peer [ip] and fd00::5"
-    assert masked("mapped ::ffff:8.8.8.8 and ::ffff:10.0.0.1") == "mapped [ip] and ::ffff:10.0.0.1"
+    assert (
+        masked("mapped ::ffff:81.2.69.160 and ::ffff:10.0.0.1") == "mapped [ip] and ::ffff:10.0.0.1"
+    )
 
 
 # --- blocks across lines -------------------------------------------------------------------

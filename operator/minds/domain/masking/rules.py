@@ -203,6 +203,26 @@ _INFRASTRUCTURE_NETWORKS: Final = tuple(
 )
 
 
+# Public DNS resolvers: public addresses, but of a service everyone uses, never of a person.
+PUBLIC_RESOLVERS: Final = frozenset(
+    ipaddress.ip_address(address)
+    for address in (
+        "8.8.8.8",
+        "8.8.4.4",
+        "1.1.1.1",
+        "1.0.0.1",
+        "9.9.9.9",
+        "149.112.112.112",
+        "208.67.222.222",
+        "208.67.220.220",
+        "2001:4860:4860::8888",
+        "2001:4860:4860::8844",
+        "2606:4700:4700::1111",
+    )
+)
+_CLUSTER_DOMAINS: Final = (".svc", ".cluster.local")
+
+
 def _is_public_address(candidate: str) -> bool:
     try:
         address = ipaddress.ip_address(candidate.split("%", 1)[0])
@@ -211,11 +231,31 @@ def _is_public_address(candidate: str) -> bool:
         return False
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
+    if address in PUBLIC_RESOLVERS:
+        return False
     return not any(address in network for network in _INFRASTRUCTURE_NETWORKS)
 
 
+# 05.01.2024, 01/02/24, 2024-01-15: dates that some numbering plan would accept as a number.
+_DATE: Final = re.compile(
+    r"\(?(?:\d{1,2}([./-])\d{1,2}\1(?:\d{4}|\d{2})|\d{4}([./-])\d{1,2}\2\d{1,2})\)?"
+)
+
+
 def _phone(regions: tuple[str | None, ...]) -> Replacement:
-    return _checked(MaskKind.PHONE, lambda text: is_phone_number(text, regions))
+    return _checked(
+        MaskKind.PHONE,
+        lambda text: not _DATE.fullmatch(text) and is_phone_number(text, regions),
+    )
+
+
+def _email(match: re.Match[str]) -> str | None:
+    """An address, unless it names a service rather than a person: an SSH remote (`git@`)
+    or a user at a cluster-internal host (`postgres@db.ops.svc.cluster.local`)."""
+    address = match.group(0).lower()
+    if address.startswith("git@") or address.endswith(_CLUSTER_DOMAINS):
+        return None
+    return MaskKind.EMAIL.placeholder
 
 
 _OCTET: Final = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
@@ -356,7 +396,7 @@ def _rules() -> tuple[TextRule, ...]:
             # An apostrophe may sit inside a local part (o'brien@...) but one before it is a
             # quote: `'bob@example.com'` masks as `'[email]'`.
             re.compile(rf"(?<!{_EMAIL_CHAR_NOT_QUOTE})(?!'){_EMAIL_CHAR}{{1,64}}@{_DOMAIN}"),
-            lambda match: None if match.group(0).startswith("git@") else "[email]",
+            _email,
         ),
         Rule(
             MaskKind.IBAN,
