@@ -121,22 +121,45 @@ class _EnvValueDue:
         return None, _EnvValueDue(self.left - 1)
 
 
-def _opening(line: str) -> tuple[str, _State] | None:
-    """The line shown and the block state, when `line` opens a multi-line secret."""
+Opening = tuple[str, _State]
+"""The line that opens a block, as shown, and the state for the lines after it."""
+
+
+def _opens_pem(line: str) -> Opening | None:
     begin = _PEM_BEGIN.search(line)
-    if begin is not None and _PEM_END.search(line, begin.end()) is None:
-        head, _ = mask_inline(line[: begin.start()])
-        return head + line[begin.start() : begin.end()], _InPem()
+    if begin is None or _PEM_END.search(line, begin.end()) is not None:
+        return None  # a whole key on one line is the inline rules' business
+    head, _ = mask_inline(line[: begin.start()])
+    return head + line[begin.start() : begin.end()], _InPem()
+
+
+def _opens_yaml(line: str) -> Opening | None:
     yaml = _YAML_OPENER.fullmatch(line)
-    if yaml is not None and is_secret_key(yaml.group("key")):
-        return line, _Indented(len(yaml.group("indent")))
+    if yaml is None or not is_secret_key(yaml.group("key")):
+        return None
+    return line, _Indented(len(yaml.group("indent")))
+
+
+def _opens_json(line: str) -> Opening | None:
     json = _JSON_OPENER.fullmatch(line)
-    if json is not None and is_secret_key(json.group("key")):
-        return line, _Bracketed(1)
+    if json is None or not is_secret_key(json.group("key")):
+        return None
+    return line, _Bracketed(1)
+
+
+def _opens_env(line: str) -> Opening | None:
     env = _ENV_NAME.fullmatch(line)
-    if env is not None and is_secret_key(env.group("key")):
-        return line, _EnvValueDue(_ENV_LOOKAHEAD)
-    return None
+    if env is None or not is_secret_key(env.group("key")):
+        return None
+    return line, _EnvValueDue(_ENV_LOOKAHEAD)
+
+
+_OPENERS: Final = (_opens_pem, _opens_yaml, _opens_json, _opens_env)
+
+
+def _opening(line: str) -> Opening | None:
+    """The first block `line` opens, if any."""
+    return next((opened for opener in _OPENERS if (opened := opener(line)) is not None), None)
 
 
 class LineMasker:

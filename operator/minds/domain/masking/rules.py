@@ -7,9 +7,12 @@ order, most specific first: a JWT inside `token=...` is reported as a JWT, an e-
 a URL's credentials as a secret, and digits already masked as a card are no phone number.
 No rule matches a placeholder, so masking masked text changes nothing and counts nothing.
 
+A placeholder can open a boundary another rule needs (`203.0.113.9password=x` becomes
+`[ip]password=x`), so `mask_inline` runs the rules again until a pass masks nothing.
+
 An IP address is masked when it is public: a client's address can point at a person. The
 cluster's own private, loopback and link-local addresses are infrastructure facts a diagnosis
-needs, and carry no one's identity, so they are kept.
+needs and carry no one's identity, so they are kept, as are the well-known public resolvers.
 """
 
 from __future__ import annotations
@@ -456,9 +459,7 @@ _MAX_PASSES: Final = 4
 def mask_inline(text: str) -> tuple[str, MaskCounts]:
     """`text` with every identifier and secret the rules find replaced, and how many of each."""
     counts: MaskCounts = {}
-    # A placeholder can open a boundary a rule needs (`10.0.0.9password=x` becomes
-    # `[ip]password=x`), so the rules run again until a pass masks nothing: masking masked
-    # text must change nothing.
+    # Until a pass masks nothing: masking masked text must change nothing.
     for _ in range(_MAX_PASSES):
         found: MaskCounts = {}
         for rule in RULES:
