@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from minds.domain.ledger import mask_secrets
 from minds.domain.masking import mask_text
@@ -94,4 +96,17 @@ def test_a_sensitive_string_in_a_ledger_payload_is_masked(entry: dict[str, Any])
 @pytest.mark.parametrize("entry", SENSITIVE, ids=lambda entry: entry["shape"])
 def test_masking_a_sensitive_string_twice_changes_nothing(entry: dict[str, Any]) -> None:
     once, _ = mask_text(entry["text"])
+    assert mask_text(once) == (once, {})
+
+
+@settings(max_examples=200)
+@given(st.lists(st.sampled_from(SENSITIVE + HARMLESS), min_size=1, max_size=8))
+def test_corpus_strings_written_one_after_another_are_all_masked(
+    entries: list[dict[str, Any]],
+) -> None:
+    """A log or a note holds many of these at once: none may unmask another."""
+    once, _ = mask_text("\n".join(entry["text"] for entry in entries))
+    for entry in entries:
+        if "secrets" in entry:
+            assert _leaks(entry, once) == []
     assert mask_text(once) == (once, {})
