@@ -40,6 +40,7 @@ SHAPES = {
     "jwt",
     "token",
     "access-key",
+    "encoded-key",
     "url-password",
     "key",
     "env-pair",

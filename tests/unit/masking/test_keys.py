@@ -58,6 +58,8 @@ def test_names_split_into_lower_case_words(name: str, words: tuple[str, ...]) ->
         "session_id",
         "sig",
         "dsn",
+        "client-key-data",
+        ".dockerconfigjson",
     ],
 )
 def test_secret_names(name: str) -> None:
@@ -84,6 +86,7 @@ def test_secret_names(name: str) -> None:
         "author",
         "authEnabled",
         "imagePullSecrets",
+        "client-certificate-data",
         "",
     ],
 )

@@ -83,6 +83,17 @@ def is_basic_credentials(encoded: str) -> bool:
     return ":" in decoded and set(decoded) <= _PRINTABLE
 
 
+def is_encoded_private_key(encoded: str) -> bool:
+    """Whether a base64 word is a PEM private key (as in a Secret's `tls.key`)."""
+    head = encoded[:96]
+    head = head[: len(head) - len(head) % 4]
+    try:
+        decoded = base64.b64decode(head, validate=True).decode("ascii", "replace")
+    except binascii.Error:
+        return False
+    return decoded.startswith("-----BEGIN ") and "PRIVATE KEY" in decoded
+
+
 def is_phone_number(candidate: str, regions: tuple[str | None, ...]) -> bool:
     """Whether a candidate is a valid number in one of `regions` (None: it carries its own
     country code, after `+` or `00`)."""

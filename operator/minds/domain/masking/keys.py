@@ -35,6 +35,9 @@ _SECRET_ENDINGS: Final = (
     "cookie",
     "sessionid",
     "signature",
+    "keydata",  # a kubeconfig's client-key-data
+    "dockerconfigjson",  # a pull Secret's registry credentials
+    "dockercfg",
 )
 _SECRET_WORDS: Final = frozenset(
     {"pass", "pwd", "pw", "auth", "cred", "creds", "psk", "sig", "otp", "totp", "pin", "dsn"}

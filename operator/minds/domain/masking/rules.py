@@ -29,6 +29,7 @@ from minds.domain.masking.checks import (
     iban_length_fits,
     iban_valid,
     is_basic_credentials,
+    is_encoded_private_key,
     is_phone_number,
     luhn_valid,
 )
@@ -268,7 +269,7 @@ _EMAIL_CHAR_NOT_QUOTE: Final = r"[\w!#$%&*+/=?^`{|}~.-]"
 _QUOTED_LOCAL: Final = r'"(?:[^"\\\r\n]|\\.){1,64}"'
 # A top-level domain has letters (or is punycode): `lodash@4.17.21` is a package, not a person.
 _DOMAIN: Final = r"(?:[\w-]+\.)+(?:xn--[\w-]+|[^\W\d_]{2,})\b"
-_KEY: Final = r"(?P<key>(?<![\w.-])-{0,2}[A-Za-z_][\w.-]{0,80})"
+_KEY: Final = r"(?P<key>(?<![\w.-])(?:-{1,2}|\.)?[A-Za-z_][\w.-]{0,80})"
 _WORD: Final = r"[^\s,;&\"'}\])]+"
 _QUOTED_OR_WORD: Final = rf"\"[^\"\n]*\"|'[^'\n]*'|{_WORD}"
 _PHONE_END: Final = r"(?![\w.-]|:\d)"
@@ -296,6 +297,19 @@ def _rules() -> tuple[TextRule, ...]:
                 re.DOTALL,
             ),
             _whole(MaskKind.SECRET),
+        ),
+        Rule(
+            MaskKind.SECRET,
+            # A private key in base64, as a Secret's data holds it: "LS0tLS1CRUdJTi" is how
+            # "-----BEGIN" encodes.
+            re.compile(r"\bLS0tLS1CRUdJTi[A-Za-z0-9+/]*={0,2}"),
+            _checked(MaskKind.SECRET, is_encoded_private_key),
+        ),
+        Rule(
+            MaskKind.SECRET,
+            # A cookie header: every cookie in it may be a session.
+            re.compile(rf"(\b(?:set-)?cookie\s*:\s*){NOT_MASKED}\S.*", re.IGNORECASE),
+            _keep_prefix(MaskKind.SECRET),
         ),
         _fixed(MaskKind.JWT, r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"),
         Rule(
