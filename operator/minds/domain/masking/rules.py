@@ -115,6 +115,11 @@ def _fixed(kind: MaskKind, pattern: str) -> Rule:
     return Rule(kind, re.compile(pattern), _whole(kind))
 
 
+def _verified(kind: MaskKind, pattern: str, check: Callable[[str], bool]) -> Rule:
+    """A rule whose matches are replaced whole when `check` accepts them."""
+    return Rule(kind, re.compile(pattern), _checked(kind, check))
+
+
 def _keep_prefix(kind: MaskKind) -> Replacement:
     """Keep group 1 (a key, a scheme) and replace the rest: the reader keeps the context."""
     return lambda match: match.group(1) + kind.placeholder
@@ -298,13 +303,9 @@ def _rules() -> tuple[TextRule, ...]:
             ),
             _whole(MaskKind.SECRET),
         ),
-        Rule(
-            MaskKind.SECRET,
-            # A private key in base64, as a Secret's data holds it: "LS0tLS1CRUdJTi" is how
-            # "-----BEGIN" encodes.
-            re.compile(r"\bLS0tLS1CRUdJTi[A-Za-z0-9+/]*={0,2}"),
-            _checked(MaskKind.SECRET, is_encoded_private_key),
-        ),
+        # A private key in base64, as a Secret's data holds it: "LS0tLS1CRUdJTi" is how
+        # "-----BEGIN" encodes.
+        _verified(MaskKind.SECRET, r"\bLS0tLS1CRUdJTi[A-Za-z0-9+/]*={0,2}", is_encoded_private_key),
         Rule(
             MaskKind.SECRET,
             # A cookie header: every cookie in it may be a session.
@@ -434,10 +435,8 @@ def _rules() -> tuple[TextRule, ...]:
             ),
             _checked(MaskKind.IP, _is_public_address),
         ),
-        Rule(
-            MaskKind.IP,
-            re.compile(rf"(?<![\w.]){_OCTET}(?:\.{_OCTET}){{3}}(?!\.?\d)"),
-            _checked(MaskKind.IP, _is_public_address),
+        _verified(
+            MaskKind.IP, rf"(?<![\w.]){_OCTET}(?:\.{_OCTET}){{3}}(?!\.?\d)", _is_public_address
         ),
         Rule(
             MaskKind.PHONE,
