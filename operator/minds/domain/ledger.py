@@ -3,8 +3,10 @@
 The ledger is append-only and every write carries a deterministic idempotency key, so replaying a
 transition after a crash never duplicates a row. The key is derived from what identifies the
 transition (for example plan uid + step + attempt + transition), never from the clock or a random
-source. Secrets never reach the ledger unmasked: `mask_secrets` is the one place that decides what
-counts as a secret, and the ledger adapter applies it to every payload it writes.
+source. Secrets and personal data never reach the ledger unmasked: the ledger adapter passes
+every payload, spec and parameter set through `mask_secrets`, free-text columns (an outcome's
+summary and error, evidence notes, procedures) through `mask_note` and an outcome's output
+through `mask_json`: all three apply the rules of `minds.domain.masking`.
 """
 
 from __future__ import annotations
