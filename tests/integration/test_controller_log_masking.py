@@ -8,30 +8,22 @@ the way kopf and our handlers do. What reaches the command's stderr must be mask
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 
 import kopf
 import pytest
 from typer.testing import CliRunner
 
 from minds.cli.main import app
+from tests.fixtures.logs import keep_logging_as_it_is
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-def restored_logging() -> Iterator[None]:
-    """The command configures the process's logging; later tests get it back as it was."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-
-
 def test_the_controller_masks_its_log_records(
-    migrated_database_url: str, monkeypatch: pytest.MonkeyPatch, restored_logging: None
+    migrated_database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    keep_logging_as_it_is(monkeypatch)
+
     def run_logging_secrets(**_: object) -> None:
         logging.getLogger("kopf.objects").warning(
             "Handler 'plan_admit' failed: connect postgres://app:hunter2@db:5432/app refused"

@@ -10,6 +10,7 @@ import kopf
 import pytest
 
 from minds.adapters.log_masking import MaskingFilter, install_log_masking
+from tests.fixtures.logs import keep_logging_as_it_is
 
 SECRET_LINE = "login alice@example.com with password=%s from %s"
 
@@ -68,8 +69,9 @@ def test_a_record_whose_arguments_do_not_fit_is_kept_and_masked() -> None:
 
 
 def test_installed_after_kopf_configures_logging_it_covers_kopfs_handlers(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    keep_logging_as_it_is(monkeypatch)
     kopf.configure(verbose=True, log_format=kopf.LogFormat.PLAIN)
     install_log_masking()
     install_log_masking()  # twice adds nothing
