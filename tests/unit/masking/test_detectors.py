@@ -314,6 +314,11 @@ def test_an_env_value_from_a_secret_reference_is_not_waited_for() -> None:
     assert masked(text) == text
 
 
+def test_a_block_in_crlf_text_is_masked_and_the_line_ends_kept() -> None:
+    text = "db:\r\n  password: |\r\n    line-one\r\n  user: app\r\n"
+    assert masked(text) == "db:\r\n  password: |\r\n    [secret]\r\n  user: app\r\n"
+
+
 def test_lines_fed_one_at_a_time_are_masked_as_the_whole_text() -> None:
     masker = LineMasker()
     fed = [masker.mask(line)[0] for line in PEM.split("\n")]

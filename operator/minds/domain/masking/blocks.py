@@ -171,6 +171,13 @@ class LineMasker:
 
     def mask(self, line: str) -> tuple[str, MaskCounts]:
         """`line` masked, and how many of each kind were masked in it."""
+        # A line of CRLF text keeps its CR, which no block pattern expects.
+        if line.endswith("\r"):
+            masked, counts = self._mask(line[:-1])
+            return masked + "\r", counts
+        return self._mask(line)
+
+    def _mask(self, line: str) -> tuple[str, MaskCounts]:
         if self._state is not None:
             # A state that declines the line (None) has it read as usual, keeping its next
             # state: an env entry's `value:` may come after other lines.
