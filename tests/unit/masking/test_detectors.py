@@ -6,12 +6,13 @@ from collections.abc import Iterable
 
 import phonenumbers
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from phonenumbers import PhoneNumberFormat, PhoneNumberType
 
 from minds.domain.masking import (
     LineMasker,
+    MaskKind,
     iban_valid,
     is_phone_number,
     luhn_valid,
@@ -379,3 +380,39 @@ def ibans(draw: st.DrawFn) -> str:
 def test_a_generated_iban_never_survives(iban: str) -> None:
     assert iban_valid(iban.replace(" ", ""))
     assert masked(f"refund to {iban} today") == "refund to [iban] today"
+
+
+# --- generated secrets under secret keys ---------------------------------------------------
+
+SECRET_NAMES = ["password", "dbPass", "DB_PASSWORD", "apiKey", "auth", "pwd", "client_secret"]
+SYNTAXES = [
+    "{key}={value}",
+    "{key}: {value}",
+    '"{key}": "{value}"',
+    "{key} = '{value}'",
+    "--{key} {value}",
+    "--{key}={value}",
+    "env:\n- name: {key}\n  value: {value}",
+    '{{"name": "{key}", "value": "{value}"}}',
+    "{key}: |\n  {value}\n  {value}",
+    '"{key}": {{\n  "v": "{value}"\n}}',
+]
+VALUE_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!@#$%^*_-+/.~"
+
+
+@settings(max_examples=500)
+@given(
+    st.sampled_from(SECRET_NAMES),
+    st.sampled_from(SYNTAXES),
+    st.text(alphabet=VALUE_CHARS, min_size=6, max_size=40),
+    st.sampled_from(["", "login failed; ", "ERROR "]),
+)
+def test_a_generated_value_under_a_secret_key_never_survives(
+    key: str, syntax: str, value: str, before: str
+) -> None:
+    # Values that read as a flag, a redaction or a variable reference are documented exceptions,
+    # and a value spelled like a placeholder's name would be found in the placeholder.
+    assume(not value.startswith(("-", "*", "$")))
+    assume(value.lower() not in {"redacted", *(kind.value for kind in MaskKind)})
+    text = before + syntax.format(key=key, value=value)
+    assert value not in masked(text), text

@@ -25,14 +25,19 @@ _SECRET: Final = MaskKind.SECRET.placeholder
 _PRIVATE_KEY: Final = r"-----{edge} (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 _PEM_BEGIN: Final = re.compile(_PRIVATE_KEY.format(edge="BEGIN"))
 _PEM_END: Final = re.compile(_PRIVATE_KEY.format(edge="END"))
-# `password: |`, `tls.key: >-`, `credentials:` (a nested mapping), `- "token":` ...
+# `password: |`, `tls.key: >-`, `credentials:` (a nested mapping), `- "token":` ... on a line
+# of its own; after other text (a log line's prefix) only with a block indicator, since a
+# line ending in `token:` there is prose, not YAML.
 _YAML_OPENER: Final = re.compile(
-    r"(?P<indent>[ \t]*)(?:-[ \t]+)?(?P<q>[\"']?)(?P<key>[^\s\"':#][^\s\"':]*)(?P=q)[ \t]*:"
-    r"[ \t]*(?:[|>][-+0-9]*)?[ \t]*(?:#.*)?"
+    r"(?P<indent>[ \t]*)(?:(?P<prefix>.*[\s;,{])(?=\S+[ \t]*:[ \t]*[|>]))?(?:-[ \t]+)?"
+    r"(?P<q>[\"']?)(?P<key>[^\s\"':#][^\s\"':]*)(?P=q)[ \t]*:"
+    # A comment only after a block indicator: `password: #x` may be a password starting with #.
+    r"[ \t]*(?:[|>][-+0-9]*(?:[ \t]+#.*)?)?[ \t]*"
 )
-# `"credentials": {` or `"keys": [` on a line of its own, as pretty-printed JSON has it.
+# `"credentials": {` or `"keys": [` ending a line, as pretty-printed JSON has it, possibly
+# after other text (`{"auth": {`, a log line's prefix).
 _JSON_OPENER: Final = re.compile(
-    r"[ \t]*(?P<q>[\"']?)(?P<key>[^\"':]+)(?P=q)[ \t]*:[ \t]*[\[{][ \t]*"
+    r"(?:.*[\s{,])?(?P<q>[\"']?)(?P<key>[^\s\"':{,]+)(?P=q)[ \t]*:[ \t]*[\[{][ \t]*"
 )
 _ENV_NAME: Final = re.compile(
     r"[ \t]*(?:-[ \t]+)?[\"']?name[\"']?[ \t]*:[ \t]*"
@@ -125,26 +130,32 @@ Opening = tuple[str, _State]
 """The line that opens a block, as shown, and the state for the lines after it."""
 
 
+def _masked_before(line: str, position: int) -> str:
+    """An opening line with the text before its key masked as usual (the key itself and what
+    follows it are kept: they say a block opens)."""
+    head, _ = mask_inline(line[:position])
+    return head + line[position:]
+
+
 def _opens_pem(line: str) -> Opening | None:
     begin = _PEM_BEGIN.search(line)
     if begin is None or _PEM_END.search(line, begin.end()) is not None:
         return None  # a whole key on one line is the inline rules' business
-    head, _ = mask_inline(line[: begin.start()])
-    return head + line[begin.start() : begin.end()], _InPem()
+    return _masked_before(line[: begin.end()], begin.start()), _InPem()
 
 
 def _opens_yaml(line: str) -> Opening | None:
     yaml = _YAML_OPENER.fullmatch(line)
     if yaml is None or not is_secret_key(yaml.group("key")):
         return None
-    return line, _Indented(len(yaml.group("indent")))
+    return _masked_before(line, yaml.start("key")), _Indented(len(yaml.group("indent")))
 
 
 def _opens_json(line: str) -> Opening | None:
     json = _JSON_OPENER.fullmatch(line)
     if json is None or not is_secret_key(json.group("key")):
         return None
-    return line, _Bracketed(1)
+    return _masked_before(line, json.start("key")), _Bracketed(1)
 
 
 def _opens_env(line: str) -> Opening | None:

@@ -138,10 +138,13 @@ def _checked(kind: MaskKind, check: Callable[[str], bool], group: int = 0) -> Re
     return replace
 
 
-# Values that say there is no secret here: booleans, empties, references, earlier redactions.
+# Values that say there is no secret here: booleans, empties, references to a variable
+# (`${DB_PASSWORD}`, `$PGPASSWORD`, `{{ .Values.password }}`), earlier redactions, and the
+# scheme word of an Authorization header whose credentials the header rules mask.
 _NOT_A_VALUE: Final = re.compile(
-    r"[\"']?(?:true|false|null|none|nil|yes|no|on|off|\*+|<[^>]*>|\$\{[^}]*\}?|\$[A-Z_][A-Z0-9_]*"
-    r"|\{\{[^}]*(?:\}\})?|redacted|\[redacted\]|bearer|basic|digest|negotiate)?[\"']?",
+    r"[\"']?(?:true|false|null|none|nil|yes|no|on|off|\*+|<[^>]*>|\$\{[^}]*\}?"
+    r"|(?-i:\$[A-Z_]{2,}[A-Z0-9_]*)|\{\{[^}]*(?:\}\})?|redacted|\[redacted\]"
+    r"|bearer|basic|digest|negotiate)?[\"']?",
     re.IGNORECASE,
 )
 
