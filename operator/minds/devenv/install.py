@@ -20,6 +20,9 @@ WORKLOADS_ROLE = "minds-workloads"
 """Bound per managed namespace: workloads, their Pods and logs (see ``manage_namespace``)."""
 
 WORKLOAD_POLICY = "controller-workload-policy.yaml"
+NAMESPACE_POLICY = "namespace-policy.yaml"
+CONTROLLER_POLICIES = (WORKLOAD_POLICY, NAMESPACE_POLICY)
+"""Admission policies naming the controller's ServiceAccount (see ``controller_policy``)."""
 
 
 def controller_username(
@@ -90,15 +93,15 @@ def install_admission_and_people(kubeconfig: Path, root: Path) -> None:
     kubectl(kubeconfig, "apply", "-f", "-", input_=yaml.safe_dump(bindings))
 
 
-def workload_policy(root: Path, namespace: str, account: str) -> str:
-    """The chart's workload admission policy, matching the controller's ServiceAccount.
+def controller_policy(root: Path, name: str, namespace: str, account: str) -> str:
+    """One of the chart's admission policies that name the controller's ServiceAccount.
 
     The file names the default account; any other is substituted here (as the chart does), and
     a file that no longer names the default fails loudly instead of matching nobody."""
-    text = (chart_files(root) / WORKLOAD_POLICY).read_text()
+    text = (chart_files(root) / name).read_text()
     default = f"'{controller_username()}'"
     if default not in text:
-        raise RuntimeError(f"{WORKLOAD_POLICY} does not match {default}")
+        raise RuntimeError(f"{name} does not name {default}")
     return text.replace(default, f"'{controller_username(namespace, account)}'")
 
 
@@ -109,12 +112,20 @@ def install_controller_rbac(
     account: str = CONTROLLER_ACCOUNT,
 ) -> None:
     """The ClusterRoles from the chart's files, the controller's ServiceAccount bound to its
-    own, and the admission policy that narrows its workload writes to restarts. The
+    own, and the admission policies that narrow its workload writes to restarts and keep
+    grants inside their namespace. The
     workloads role is bound per managed namespace by ``manage_namespace``."""
     files = chart_files(root)
     kubectl(kubeconfig, "apply", "-f", str(files / "controller-clusterrole.yaml"))
     kubectl(kubeconfig, "apply", "-f", str(files / "controller-workloads-clusterrole.yaml"))
-    kubectl(kubeconfig, "apply", "-f", "-", input_=workload_policy(root, namespace, account))
+    for policy in CONTROLLER_POLICIES:
+        kubectl(
+            kubeconfig,
+            "apply",
+            "-f",
+            "-",
+            input_=controller_policy(root, policy, namespace, account),
+        )
     binding = {
         "apiVersion": "v1",
         "kind": "List",
