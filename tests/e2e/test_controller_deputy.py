@@ -15,11 +15,10 @@ from typing import Any
 import pytest
 
 from minds.adapters.drivers.kubernetes import RESTARTED_AT
-from minds.devenv.install import (
-    controller_username,
-)
+from minds.devenv.install import WORKLOADS_ROLE, controller_username, repo_root
 from minds.devenv.kubectl import kubectl
 from tests.fixtures.cluster import Cluster
+from tests.fixtures.docs import sh_commands
 from tests.fixtures.waiting import eventually
 
 POLICY = "minds-controller-workload-writes"
@@ -276,3 +275,27 @@ def test_the_controllers_rights_are_exactly_the_documented_ones(
 ) -> None:
     assert resource_rights(cluster, "kube-system") == CLUSTER_WIDE
     assert resource_rights(cluster, namespace) == CLUSTER_WIDE | MANAGED
+
+
+def test_the_documented_binding_is_the_installed_one(cluster: Cluster, namespace: str) -> None:
+    """docs/security.md's ``kubectl create rolebinding`` makes the same binding as the install
+    code (the fixture's namespace was bound by it)."""
+    other = f"{namespace}-doc"
+    cluster.kubectl("create", "namespace", other)
+    command = next(
+        c
+        for c in sh_commands(repo_root() / "docs" / "security.md")
+        if c.startswith("kubectl create rolebinding")
+    )
+    argv = command.replace("<namespace>", other).split()[1:]
+    cluster.kubectl(*argv)
+    documented = json.loads(
+        cluster.kubectl("get", "rolebinding", WORKLOADS_ROLE, "-n", other, "-o", "json").stdout
+    )
+    installed = json.loads(
+        cluster.kubectl("get", "rolebinding", WORKLOADS_ROLE, "-n", namespace, "-o", "json").stdout
+    )
+
+    assert documented["roleRef"] == installed["roleRef"]
+    assert documented["subjects"] == installed["subjects"]
+    assert resource_rights(cluster, other) == CLUSTER_WIDE | MANAGED
