@@ -314,3 +314,51 @@ def test_the_controller_cannot_create_a_grant_for_a_mind_of_another_namespace(
     assert refused.returncode != 0
     assert "cannot create a grant for a mind of another namespace" in refused.stderr
     assert allowed.returncode == 0, allowed.stderr
+
+
+def test_an_approved_action_in_another_namespace_spends_the_grant_held_there(
+    cluster: Cluster, namespace: str, other_namespace: str, e2e_ledger: Ledger
+) -> None:
+    """The grant opens the fence and nothing more: the mind's policy still asks a person, and
+    the approved restart uses the grant's operation."""
+    deployment(cluster, other_namespace)
+    cluster.kubectl(
+        "apply",
+        "-f",
+        "-",
+        input_=json.dumps(
+            mind_body(
+                namespace,
+                capabilityPolicy=[{"capability": "service.restart", "decision": "approve"}],
+            )
+        ),
+    )
+    crossing = grant_body(other_namespace, "let-a-restart", mind=f"{namespace}/keeper")
+    cluster.kubectl("create", "-f", "-", input_=json.dumps(crossing))
+    cluster.kubectl(
+        "create", "-f", "-", input_=json.dumps(restart_plan(namespace, "asks", other_namespace))
+    )
+
+    waiting = wait_step(cluster, namespace, "asks", "P1", "awaiting_approval")
+    unused = json.loads(
+        cluster.kubectl(
+            "get", "capabilitygrant", "let-a-restart", "-n", other_namespace, "-o", "json"
+        ).stdout
+    ).get("status", {})
+    cluster.kubectl(
+        "patch", "approval", waiting["approvalRef"], "-n", namespace, "--type=merge",
+        "-p", json.dumps({"spec": {"decision": "Approved", "decidedBy": "approver"}}),
+        context="approver",
+    )  # fmt: skip
+    wait_step(cluster, namespace, "asks", "P1", "completed")
+
+    assert unused.get("operationsUsed", 0) == 0
+    assert restarted_at(cluster, other_namespace) is not None
+    grant = json.loads(
+        cluster.kubectl(
+            "get", "capabilitygrant", "let-a-restart", "-n", other_namespace, "-o", "json"
+        ).stdout
+    )
+    assert grant["status"]["operationsUsed"] == 1
+    [execution] = e2e_ledger.executions(namespace=namespace, capability="service.restart")
+    assert execution.authority["approval"] == waiting["approvalRef"]
