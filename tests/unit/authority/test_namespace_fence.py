@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from minds.domain.capabilities.authority import (
     Crossing,
@@ -15,6 +16,7 @@ from minds.domain.capabilities.authority import (
     mind_reference,
     requested_namespace,
 )
+from minds.domain.resources.grant import CapabilityGrantSpec
 from tests.unit.authority.test_authorize import (
     ALLOW,
     APPROVE,
@@ -166,3 +168,27 @@ def test_where_to_look_for_grants_is_read_from_the_raw_parameters() -> None:
     assert requested_namespace("host.disk.usage", {"namespace": "team-b"}) is None
     assert requested_namespace("no.such", ELSEWHERE) is None
     assert mind_reference("team-a", "keeper") == "team-a/keeper"
+
+
+GRANT_FIELDS = {
+    "capability": "service.restart",
+    "targetPattern": "atlas",
+    "expiresAt": NOW,
+    "operationCap": 1,
+    "reason": "r",
+}
+
+
+@pytest.mark.parametrize("mind_field", ["keeper", "team-a/keeper", "team-a/keeper.v2"])
+def test_a_grant_names_a_mind_by_name_or_by_namespace_and_name(mind_field: str) -> None:
+    assert (
+        CapabilityGrantSpec.model_validate(GRANT_FIELDS | {"mind": mind_field}).mind == mind_field
+    )
+
+
+@pytest.mark.parametrize("mind_field", ["team-a/", "/keeper", "a/b/keeper", "Team-A/keeper"])
+def test_a_malformed_mind_reference_is_refused_by_field(mind_field: str) -> None:
+    with pytest.raises(ValidationError) as refused:
+        CapabilityGrantSpec.model_validate(GRANT_FIELDS | {"mind": mind_field})
+
+    assert refused.value.errors()[0]["loc"] == ("mind",)
