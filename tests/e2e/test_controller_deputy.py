@@ -155,27 +155,23 @@ def test_the_controller_cannot_remove_the_restart_annotation(
     assert "removing the restart annotation is refused" in proc.stderr
 
 
-@pytest.mark.parametrize("kind", ["deployment", "statefulset"])
+@pytest.mark.parametrize("kind", ["Deployment", "StatefulSet"])
 def test_the_controller_cannot_scale_through_the_scale_subresource(
     cluster: Cluster, namespace: str, kind: str
 ) -> None:
-    create(cluster, namespace, "Deployment" if kind == "deployment" else "StatefulSet")
+    create(cluster, namespace, kind)
+    resource = kind.lower()
 
-    scale = as_controller(cluster, "scale", kind, "atlas", "-n", namespace, "--replicas=0")
+    scale = as_controller(cluster, "scale", resource, "atlas", "-n", namespace, "--replicas=0")
     patch = as_controller(
-        cluster, "patch", kind, "atlas", "-n", namespace, "--subresource=scale",
+        cluster, "patch", resource, "atlas", "-n", namespace, "--subresource=scale",
         "-p", '{"spec":{"replicas":0}}',
     )  # fmt: skip
 
     for proc in (scale, patch):
         assert proc.returncode != 0
-        assert f'resource "{kind}s/scale"' in proc.stderr
-    assert (
-        get(cluster, namespace, kind.capitalize() if kind == "deployment" else "StatefulSet")[
-            "spec"
-        ]["replicas"]
-        == 2
-    )
+        assert f'resource "{resource}s/scale"' in proc.stderr
+    assert get(cluster, namespace, kind)["spec"]["replicas"] == 2
 
 
 def test_the_policy_refuses_a_scale_even_where_rbac_would_allow_it(
