@@ -118,6 +118,8 @@ def install_controller_rbac(
     files = chart_files(root)
     kubectl(kubeconfig, "apply", "-f", str(files / "controller-clusterrole.yaml"))
     kubectl(kubeconfig, "apply", "-f", str(files / "controller-workloads-clusterrole.yaml"))
+    # Defined cluster-wide, bound nowhere: an admin binds it where Minds keep model keys.
+    kubectl(kubeconfig, "apply", "-f", str(files / "model-keys-clusterrole.yaml"))
     for policy in CONTROLLER_POLICIES:
         kubectl(
             kubeconfig,
