@@ -112,10 +112,14 @@ def apply_privileges(connection: Connection, role: str) -> None:
                 text(f"GRANT {', '.join(privileges)} ON {schema}.{table} TO {quoted}")
             )
     for chained in CHAINED_TABLES:
-        if chained.name not in present:
-            continue
+        # At an older revision the column may not exist yet: then there is nothing to grant.
         sequence = connection.execute(
-            text("SELECT pg_get_serial_sequence(:t, :c)"), {"t": chained.name, "c": chained.order}
+            text(
+                "SELECT pg_get_serial_sequence(format('%I', c.table_name), c.column_name) "
+                "FROM information_schema.columns AS c WHERE c.table_schema = current_schema() "
+                "AND c.table_name = :t AND c.column_name = :c"
+            ),
+            {"t": chained.name, "c": chained.order},
         ).scalar()
         if sequence is not None:
             # nextval only (USAGE); setval would need UPDATE, which stays with the owner.
