@@ -10,6 +10,7 @@ from pathlib import Path
 
 from minds.adapters.ledger import Ledger
 from tests.fixtures.cluster import Cluster
+from tests.fixtures.postgres import LedgerDatabase
 
 
 def minds(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -24,12 +25,17 @@ def minds(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_demo_on_an_existing_cluster_and_postgres(
-    cluster: Cluster, e2e_database_url: str, e2e_ledger: Ledger, tmp_path: Path
+    cluster: Cluster,
+    e2e_ledger_database: LedgerDatabase,
+    e2e_database_url: str,
+    e2e_ledger: Ledger,
+    tmp_path: Path,
 ) -> None:
     env = {
         **os.environ,
         "KUBECONFIG": str(cluster.kubeconfig),
         "MINDS_DATABASE_URL": e2e_database_url,
+        "MINDS_DATABASE_OWNER_URL": e2e_ledger_database.owner_url,
         "COLUMNS": "200",
     }
     state = tmp_path / "dev"

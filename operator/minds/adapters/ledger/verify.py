@@ -26,7 +26,7 @@ from minds.adapters.ledger.chain import (
 )
 from minds.adapters.ledger.db import make_engine
 
-__all__ = ["ChainBreak", "Verification", "verify_chains", "verify_chains_on"]
+__all__ = ["CHANGED", "UNLINKED", "ChainBreak", "Verification", "verify_chains", "verify_chains_on"]
 
 
 @dataclass(frozen=True)
@@ -82,10 +82,12 @@ FROM {table.name} AS t ORDER BY t.namespace, t.mind, t.{table.order} DESC
 """  # noqa: S608
 
 
-def _reason(linked: bool, sealed: bool) -> str:
-    if not linked:
-        return "its prev_hash is not the row_hash of the row before it (a row was removed or added)"
-    return "its row_hash does not match its content (the row was changed)"
+UNLINKED = "its prev_hash is not the row_hash of the row before it (a row was removed or added)"
+CHANGED = "its row_hash does not match its content (the row was changed)"
+
+
+def _reason(linked: bool) -> str:
+    return CHANGED if linked else UNLINKED
 
 
 def verify_chains_on(connection: Connection) -> Verification:
@@ -99,13 +101,13 @@ def verify_chains_on(connection: Connection) -> Verification:
     for table in CHAINED_TABLES:
         rows += int(connection.execute(text(f"SELECT count(*) FROM {table.name}")).scalar_one())  # noqa: S608
         seen: set[tuple[str, str]] = set()
-        for namespace, mind, position, previous, linked, sealed in connection.execute(
+        for namespace, mind, position, previous, linked, _sealed in connection.execute(
             text(_rows_sql(table))
         ):
             if (namespace, mind) in seen:
                 continue  # after its first break a chain says nothing more
             seen.add((namespace, mind))
-            reason = _reason(bool(linked), bool(sealed))
+            reason = _reason(bool(linked))
             breaks.append(ChainBreak(table.name, namespace, mind, position, previous, reason))
         for namespace, mind, head in connection.execute(text(_heads_sql(table))):
             chains += 1
