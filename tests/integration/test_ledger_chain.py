@@ -12,21 +12,15 @@ from datetime import UTC, datetime
 
 import psycopg
 import pytest
-from sqlalchemy import make_url
 
 from minds.adapters.ledger import Ledger, upgrade, verify_chains
 from minds.adapters.ledger.chain import CHAIN_ISOLATION_SQLSTATE, CHAINED_TABLES, row_hash_sql
 from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
-from tests.fixtures.postgres import LedgerDatabase
+from tests.fixtures.postgres import LedgerDatabase, connect
 
 pytestmark = pytest.mark.integration
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-
-
-def connect(url: str, **kwargs: object) -> psycopg.Connection:
-    libpq = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-    return psycopg.connect(libpq, **kwargs)  # type: ignore[arg-type]
 
 
 def event(key: str, mind: str = "keeper") -> EventRecord:

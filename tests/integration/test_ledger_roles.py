@@ -12,20 +12,15 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 from psycopg import sql
-from sqlalchemy import make_url
 
 from minds.adapters.ledger import LedgerRoleError, check_app_role, upgrade, verify_chains
 from minds.adapters.ledger.privileges import TABLE_GRANTS
 from minds.adapters.ledger.schema import APPEND_ONLY_TABLES, Base
-from tests.fixtures.postgres import LedgerDatabase
+from tests.fixtures.postgres import LedgerDatabase, connect
 
 pytestmark = pytest.mark.integration
 
 INSUFFICIENT_PRIVILEGE = "42501"
-
-
-def connect(url: str) -> psycopg.Connection:
-    return psycopg.connect(make_url(url).set(drivername="postgresql").render_as_string(False))
 
 
 @pytest.fixture
