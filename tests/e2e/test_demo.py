@@ -55,6 +55,10 @@ def test_demo_on_an_existing_cluster_and_postgres(
         assert "atlas-keeper" in table
         assert "True" in table
         assert e2e_ledger.events(namespace="default", mind="atlas-keeper", type="mind_registered")
+        # What the controller wrote, as the application role, is chained and intact.
+        verified = minds("db", "verify", env=env)
+        assert verified.returncode == 0, verified.stdout
+        assert "ledger intact" in verified.stdout
         # While the demo's controller still runs, so its finalizer is released.
         cluster.kubectl("delete", "mind", "atlas-keeper", "-n", "default", "--timeout=60s")
     finally:
