@@ -9,12 +9,14 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from pathlib import Path
 
 import psycopg
 import pytest
 
 from minds.adapters.ledger import Ledger, upgrade, verify_chains
 from minds.adapters.ledger.chain import CHAIN_ISOLATION_SQLSTATE, CHAINED_TABLES, row_hash_sql
+from minds.adapters.ledger.schema import APPEND_ONLY_TABLES
 from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
 from tests.fixtures.postgres import LedgerDatabase, connect
 
@@ -35,9 +37,9 @@ def event(key: str, mind: str = "keeper") -> EventRecord:
     )
 
 
-def verify(url: str) -> subprocess.CompletedProcess[str]:
+def verify(url: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "minds.cli.main", "db", "verify"],
+        [sys.executable, "-m", "minds.cli.main", "db", "verify", *args],
         env={**os.environ, "MINDS_DATABASE_URL": url},
         capture_output=True,
         text=True,
@@ -122,6 +124,53 @@ def test_an_inserted_row_is_found(four_events: Ledger, ledger_database: LedgerDa
     assert "a row was removed or added" in proc.stdout
 
 
+def test_a_consistent_rewrite_is_found_by_the_kept_heads(
+    four_events: Ledger, ledger_database: LedgerDatabase, tmp_path: Path
+) -> None:
+    heads = tmp_path / "heads.txt"
+    first = verify(ledger_database.app_url, "--heads-file", str(heads))
+    assert first.returncode == 0, first.stdout + first.stderr
+    kept = heads.read_text()
+    assert kept.count("head events ops/") == 2
+
+    # Someone who may turn the triggers off edits row 2 and re-seals keeper's whole chain.
+    with connect(ledger_database.admin_url) as conn:
+        conn.execute("SET LOCAL session_replication_role = replica")
+        conn.execute("SET LOCAL timezone = 'UTC'")
+        conn.execute("SET LOCAL extra_float_digits = 1")
+        conn.execute('UPDATE events SET payload = \'{"key": "other"}\' WHERE id = 2')
+        for row in (1, 2, 4):
+            conn.execute(
+                "UPDATE events AS t SET prev_hash = (SELECT p.row_hash FROM events AS p "
+                "WHERE p.mind = t.mind AND p.id < t.id ORDER BY p.id DESC LIMIT 1) "
+                "WHERE id = %s",
+                (row,),
+            )
+            conn.execute(
+                f"UPDATE events AS t SET row_hash = {row_hash_sql('t.prev_hash', 't')} "  # noqa: S608
+                "WHERE id = %s",
+                (row,),
+            )
+    assert verify(ledger_database.app_url).returncode == 0  # the chain alone cannot tell
+
+    found = verify(ledger_database.app_url, "--heads-file", str(heads))
+    assert found.returncode == 1
+    assert found.stdout.startswith("LOST head events ops/keeper ")
+    assert "no longer in its chain (history was rewritten)" in found.stdout
+    assert "warden" not in found.stdout
+    assert heads.read_text() == kept  # the evidence is not overwritten
+
+
+def test_a_heads_file_that_is_not_one_is_refused(
+    ledger_database: LedgerDatabase, tmp_path: Path
+) -> None:
+    heads = tmp_path / "heads.txt"
+    heads.write_text("head events ops/keeper 00ff\nsomething else\n")
+    proc = verify(ledger_database.app_url, "--heads-file", str(heads))
+    assert proc.returncode == 2
+    assert "line 2 is not `head TABLE NAMESPACE/MIND HASH`" in proc.stderr
+
+
 def test_concurrent_appends_of_one_mind_form_one_chain(
     ledger: Ledger, ledger_database: LedgerDatabase
 ) -> None:
@@ -176,7 +225,7 @@ def test_every_append_only_table_is_chained_per_mind(ledger_database: LedgerData
     assert owners == [("ops", "keeper"), ("ops", "keeper")]
     result = verify_chains(ledger_database.app_url)
     assert result.intact, result.breaks
-    chained = {table for table, _, _, _ in result.heads}
+    chained = {head.table for head in result.heads}
     assert chained == {t.name for t in CHAINED_TABLES} - {"events"}  # no event written here
 
 
@@ -220,3 +269,8 @@ def test_the_migration_chains_rows_written_before_it(empty_database: LedgerDatab
             (idempotency_key("new"),),
         ).fetchone()
     assert linked == (True,)
+
+
+def test_every_append_only_table_is_chained() -> None:
+    # An append-only table left out of the chain would be one an owner could edit unseen.
+    assert sorted(t.name for t in CHAINED_TABLES) == sorted(APPEND_ONLY_TABLES)

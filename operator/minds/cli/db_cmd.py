@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from minds.adapters.ledger import redact_url, schema_status
 from minds.adapters.ledger import upgrade as upgrade_schema
 from minds.adapters.ledger.db import DATABASE_URL_ENV, OWNER_URL_ENV
 from minds.adapters.ledger.privileges import APP_ROLE_ENV, LedgerRoleError
-from minds.adapters.ledger.verify import verify_chains
+from minds.adapters.ledger.verify import parse_heads, verify_chains
 
 app = typer.Typer(help="Manage the Postgres ledger.", no_args_is_help=True)
 
@@ -72,18 +74,30 @@ def status(database_url: str | None = URL) -> None:
 @app.command()
 def verify(
     database_url: str | None = URL,
-    heads: bool = typer.Option(
-        False, "--heads", help="Also print each chain's newest hash, to keep elsewhere."
+    heads_file: Path | None = typer.Option(
+        None,
+        "--heads-file",
+        help="Each chain's newest hash from the last run, to check is still in its chain; "
+        "rewritten with today's when the ledger is intact. Keep it where the database's "
+        "owner cannot write.",
     ),
 ) -> None:
     """Recompute the hash chains of the append-only tables (exit 1 at the first break of any
-    chain, naming table, mind and row)."""
-    result = verify_chains(_url(database_url))
+    chain, naming table, mind and row, or if a kept head is no longer in its chain)."""
+    url = _url(database_url)
+    try:
+        anchors = parse_heads(heads_file.read_text()) if heads_file and heads_file.exists() else []
+    except ValueError as exc:
+        typer.echo(f"error: --heads-file {heads_file}: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    result = verify_chains(url, anchors)
     for broken in result.breaks:
         typer.echo(f"BROKEN {broken.describe()}")
-    if heads:
-        for table, namespace, mind, head in result.heads:
-            typer.echo(f"head {table} {namespace}/{mind} {head}")
+    for lost in result.lost:
+        typer.echo(f"LOST {lost.line()}: no longer in its chain (history was rewritten)")
     if not result.intact:
         raise typer.Exit(1)
-    typer.echo(f"ledger intact: {result.rows} rows in {result.chains} chains")
+    if heads_file is not None:
+        heads_file.write_text("".join(f"{head.line()}\n" for head in result.heads))
+    checked = f", {len(anchors)} kept heads found" if anchors else ""
+    typer.echo(f"ledger intact: {result.rows} rows in {result.chains} chains{checked}")

@@ -7,12 +7,14 @@ function stored in the database). An edited row breaks its own seal; a deleted r
 link of the row after it; a row slipped in breaks the link of the row after it, or its own seal.
 
 What the chain cannot show on its own: removing a mind's newest rows, or an owner rewriting a
-whole chain consistently. `Verification.heads` gives each chain's last hash, to be kept
-somewhere the database's owner cannot write and compared on the next run.
+whole chain consistently. For that, `Verification.heads` gives each chain's newest hash: kept
+somewhere the database's owner cannot write and passed back as `anchors` on the next run, each
+must still be a row of its chain, or history was rewritten (`Verification.lost`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import URL, Connection, text
@@ -26,7 +28,16 @@ from minds.adapters.ledger.chain import (
 )
 from minds.adapters.ledger.db import make_engine
 
-__all__ = ["CHANGED", "UNLINKED", "ChainBreak", "Verification", "verify_chains", "verify_chains_on"]
+__all__ = [
+    "CHANGED",
+    "UNLINKED",
+    "ChainBreak",
+    "ChainHead",
+    "Verification",
+    "parse_heads",
+    "verify_chains",
+    "verify_chains_on",
+]
 
 
 @dataclass(frozen=True)
@@ -49,15 +60,52 @@ class ChainBreak:
 
 
 @dataclass(frozen=True)
+class ChainHead:
+    """The newest hash of one mind's chain in one table; `line()` and `parse_heads` are the
+    file format of `minds db verify --heads-file`."""
+
+    table: str
+    namespace: str
+    mind: str
+    row_hash: str
+
+    def line(self) -> str:
+        return f"head {self.table} {self.namespace}/{self.mind} {self.row_hash}"
+
+
+def parse_heads(text_: str) -> list[ChainHead]:
+    """Heads written by `ChainHead.line`; any other line is refused, naming it."""
+    heads = []
+    for number, line in enumerate(text_.splitlines(), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        mind = parts[2].split("/") if len(parts) == 4 else []
+        if parts[0] != "head" or len(mind) != 2 or not _is_hex(parts[3]):
+            raise ValueError(f"line {number} is not `head TABLE NAMESPACE/MIND HASH`: {line!r}")
+        heads.append(ChainHead(parts[1], mind[0], mind[1], parts[3]))
+    return heads
+
+
+def _is_hex(value: str) -> bool:
+    try:
+        bytes.fromhex(value)
+    except ValueError:
+        return False
+    return bool(value)
+
+
+@dataclass(frozen=True)
 class Verification:
     rows: int
     chains: int
     breaks: tuple[ChainBreak, ...]
-    heads: tuple[tuple[str, str, str, str], ...]
+    heads: tuple[ChainHead, ...]
+    lost: tuple[ChainHead, ...] = ()
 
     @property
     def intact(self) -> bool:
-        return not self.breaks
+        return not self.breaks and not self.lost
 
 
 def _rows_sql(table: ChainedTable) -> str:
@@ -90,14 +138,35 @@ def _reason(linked: bool) -> str:
     return CHANGED if linked else UNLINKED
 
 
-def verify_chains_on(connection: Connection) -> Verification:
-    """Verify every chain, reading in one REPEATABLE READ snapshot (so appends racing the
-    check are either wholly in it or not at all)."""
+def _lost(connection: Connection, anchors: Sequence[ChainHead]) -> list[ChainHead]:
+    """The anchors that are no longer a row of their chain."""
+    tables = {t.name: t for t in CHAINED_TABLES}
+    lost = []
+    for anchor in anchors:
+        table = tables.get(anchor.table)
+        found = (
+            table is not None
+            and connection.execute(
+                text(
+                    f"SELECT 1 FROM {table.name} WHERE namespace = :ns AND mind = :mind "  # noqa: S608
+                    "AND row_hash = decode(:hash, 'hex')"
+                ),
+                {"ns": anchor.namespace, "mind": anchor.mind, "hash": anchor.row_hash},
+            ).first()
+        )
+        if not found:
+            lost.append(anchor)
+    return lost
+
+
+def verify_chains_on(connection: Connection, anchors: Sequence[ChainHead] = ()) -> Verification:
+    """Verify every chain, and that every anchor (a head kept from an earlier run) is still in
+    its chain, in one snapshot (so appends racing the check are wholly in it or not at all)."""
     for name, value in CANONICAL_SETTINGS.items():
         connection.execute(text("SELECT set_config(:n, :v, true)"), {"n": name, "v": value})
     rows = chains = 0
     breaks: list[ChainBreak] = []
-    heads: list[tuple[str, str, str, str]] = []
+    heads: list[ChainHead] = []
     for table in CHAINED_TABLES:
         rows += int(connection.execute(text(f"SELECT count(*) FROM {table.name}")).scalar_one())  # noqa: S608
         seen: set[tuple[str, str]] = set()
@@ -111,14 +180,20 @@ def verify_chains_on(connection: Connection) -> Verification:
             breaks.append(ChainBreak(table.name, namespace, mind, position, previous, reason))
         for namespace, mind, head in connection.execute(text(_heads_sql(table))):
             chains += 1
-            heads.append((table.name, namespace, mind, head))
-    return Verification(rows=rows, chains=chains, breaks=tuple(breaks), heads=tuple(heads))
+            heads.append(ChainHead(table.name, namespace, mind, head))
+    return Verification(
+        rows=rows,
+        chains=chains,
+        breaks=tuple(breaks),
+        heads=tuple(heads),
+        lost=tuple(_lost(connection, anchors)),
+    )
 
 
-def verify_chains(url: str | URL) -> Verification:
+def verify_chains(url: str | URL, anchors: Sequence[ChainHead] = ()) -> Verification:
     engine = make_engine(url, poolclass=NullPool, isolation_level="REPEATABLE READ")
     try:
         with engine.begin() as connection:
-            return verify_chains_on(connection)
+            return verify_chains_on(connection, anchors)
     finally:
         engine.dispose()
