@@ -12,10 +12,12 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 from psycopg import sql
+from sqlalchemy import make_url
 
 from minds.adapters.ledger import LedgerRoleError, check_app_role, upgrade, verify_chains
 from minds.adapters.ledger.privileges import TABLE_GRANTS
 from minds.adapters.ledger.schema import APPEND_ONLY_TABLES, Base
+from minds.devenv.postgres import prepare_ledger_database
 from tests.fixtures.postgres import LedgerDatabase, connect
 
 pytestmark = pytest.mark.integration
@@ -192,3 +194,14 @@ def test_a_missing_application_role_is_created_nologin(ledger_database: LedgerDa
 def test_a_role_name_that_is_not_plain_is_refused(ledger_database: LedgerDatabase) -> None:
     with pytest.raises(LedgerRoleError, match="MINDS_DATABASE_APP_ROLE"):
         upgrade(ledger_database.owner_url, app_role='x"; DROP TABLE events; --')
+
+
+def test_a_ledger_the_superuser_migrated_is_handed_to_the_owner(
+    empty_database: LedgerDatabase,
+) -> None:
+    # How the demo's ledger was set up before the owner role: migrated as the superuser.
+    upgrade(empty_database.admin_url, "0005")
+    admin = make_url(empty_database.admin_url).set(drivername="postgresql")
+    prepare_ledger_database(admin.set(database="postgres").render_as_string(False), admin.database)
+    assert upgrade(empty_database.owner_url).at_head
+    check_app_role(empty_database.app_url)

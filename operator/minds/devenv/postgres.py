@@ -201,8 +201,13 @@ def start_postgres(
     deadline = time.monotonic() + timeout
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     with _locked(data_dir):
-        handle = postgres_handle(data_dir)
-        if handle is not None:
+        running = _running_state(data_dir)
+        if running is not None:
+            current, port, pid = running
+            # A server started before the ledger's roles existed gets them now.
+            current.save(data_dir)
+            handle = _handle(data_dir, current, port, pid=pid)
+            _ensure_database(handle, current, deadline)
             return handle
         run_as = _run_as(data_dir)
         initialised = (data_dir / "PG_VERSION").exists()
@@ -262,12 +267,20 @@ def postgres_running(data_dir: Path) -> bool:
 
 def postgres_handle(data_dir: Path) -> PostgresHandle | None:
     """The handle of the server running on `data_dir`, if it runs and minds started it."""
-    data_dir = Path(data_dir).expanduser().resolve()
+    running = _running_state(Path(data_dir).expanduser().resolve())
+    if running is None:
+        return None
+    state, port, pid = running
+    return _handle(Path(data_dir).expanduser().resolve(), state, port, pid=pid)
+
+
+def _running_state(data_dir: Path) -> tuple[_State, int, int] | None:
+    """The state, port and pid of the server running on `data_dir`, if minds started it."""
     pid = _postmaster_pid(data_dir)
     state = _State.load(data_dir)
     if pid is None or state is None or state.port is None:
         return None
-    return _handle(data_dir, state, state.port, pid=pid)
+    return state, state.port, pid
 
 
 def find_binaries(*, major: int | None = None) -> PostgresBinaries:
@@ -628,9 +641,24 @@ def _create_role(conn: psycopg.Connection, name: str, login: str) -> None:
         conn.execute(sql.SQL("CREATE ROLE {} " + login).format(sql.Identifier(name)))
 
 
+# A ledger migrated by the superuser (the demo's, before the owner role existed) is handed to
+# the owner: its tables (their indexes and sequences follow) and functions.
+_ADOPT = """
+SELECT format('ALTER TABLE public.%%I OWNER TO %%I', c.relname, %(owner)s::text)
+FROM pg_class AS c
+WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r'
+  AND c.relowner = %(me)s::text::regrole
+UNION ALL
+SELECT format('ALTER FUNCTION public.%%I() OWNER TO %%I', p.proname, %(owner)s::text)
+FROM pg_proc AS p
+WHERE p.pronamespace = 'public'::regnamespace AND p.pronargs = 0
+  AND p.proowner = %(me)s::text::regrole
+"""
+
+
 def prepare_ledger_database(admin_url: str, database: str) -> None:
-    """Give `database` to the owner role, and take from everyone else the right to create
-    objects in it (on PostgreSQL before 15 anyone may create in `public`)."""
+    """Give `database` and the ledger in it to the owner role, and take from everyone else the
+    right to create objects in it (on PostgreSQL before 15 anyone may create in `public`)."""
     with psycopg.connect(admin_url, autocommit=True) as conn:
         db = sql.Identifier(database)
         conn.execute(
@@ -639,6 +667,10 @@ def prepare_ledger_database(admin_url: str, database: str) -> None:
         conn.execute(sql.SQL("REVOKE TEMPORARY ON DATABASE {} FROM PUBLIC").format(db))
     with psycopg.connect(make_conninfo(admin_url, dbname=database), autocommit=True) as conn:
         conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        me = conn.execute("SELECT current_user").fetchone()
+        params = {"owner": OWNER_ROLE, "me": me[0] if me else SUPERUSER}
+        for (statement,) in conn.execute(_ADOPT, params).fetchall():
+            conn.execute(statement)
 
 
 def _ensure_database(handle: PostgresHandle, state: _State, deadline: float) -> None:

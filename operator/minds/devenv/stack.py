@@ -107,7 +107,7 @@ def up(
     own_postgres = database_url is None
     if database_url is None:
         pg_dir = postgres_dir(state_dir)
-        pg = postgres.postgres_handle(pg_dir) or postgres.start_postgres(pg_dir, durable=True)
+        pg = postgres.start_postgres(pg_dir, durable=True)  # or the one already running
         database_url, owner_database_url = pg.app_url, pg.owner_url
     owner_database_url = owner_database_url or database_url
     upgrade(owner_database_url)
