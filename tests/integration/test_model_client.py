@@ -21,6 +21,7 @@ import pytest
 from minds.adapters.model_client import (
     BACKOFF_BASE_SECONDS,
     MAX_RESPONSE_BYTES,
+    EndpointNotConfigured,
     ModelClient,
     ModelErrorKind,
     ModelProposalResult,
@@ -30,6 +31,7 @@ from minds.adapters.model_client import (
     build_messages,
     parse_retry_after,
 )
+from minds.adapters.model_endpoints import ConfiguredEndpoint, ModelEndpoints
 from minds.domain.capabilities.registry import REGISTRY
 from minds.domain.planning import (
     IntentionKind,
@@ -113,15 +115,20 @@ def waits() -> Waits:
     return Waits()
 
 
-def endpoint(url: str, **over: Any) -> ModelEndpoint:
-    return ModelEndpoint.model_validate({"endpoint": url, "model": "planner-1"} | over)
+def endpoint(**over: Any) -> ModelEndpoint:
+    return ModelEndpoint.model_validate({"endpoint": "test-llm", "model": "planner-1"} | over)
+
+
+def target(url: str, allowed: tuple[str, ...] = ("127.0.0.1",)) -> ConfiguredEndpoint:
+    """The scripted server listens on loopback, which only the admin's configuration allows."""
+    return ConfiguredEndpoint(name="test-llm", url=url, allowed_addresses=list(allowed))
 
 
 def client_for(
     llm: ScriptedLLM, waits: Waits, key: str | None = KEY, **options: Any
 ) -> ModelClient:
     defaults: dict[str, Any] = {"timeout": 5.0, "sleep": waits, "rng": random.Random(7)}
-    return ModelClient(endpoint(llm.url), key, **(defaults | options))
+    return ModelClient(endpoint(), target(llm.url), key, **(defaults | options))
 
 
 def propose(client: ModelClient, context: Any = None) -> ModelProposalResult:
@@ -414,7 +421,7 @@ def test_a_server_slower_than_the_timeout_is_a_timeout_after_bounded_retries(
 
 
 def test_the_timeout_comes_from_the_mind_by_default() -> None:
-    with ModelClient(endpoint("http://127.0.0.1:9/v1", timeoutSeconds=7)) as client:
+    with ModelClient(endpoint(timeoutSeconds=7), target("http://127.0.0.1:9/v1")) as client:
         assert client._timeout == 7.0
 
 
@@ -468,7 +475,7 @@ def test_a_refused_connection_is_a_connection_error(waits: Waits) -> None:
         port = probe.getsockname()[1]
     # Nothing listens on the port any more.
     url = f"http://127.0.0.1:{port}/v1"
-    with ModelClient(endpoint(url), KEY, timeout=2.0, sleep=waits, retries=1) as client:
+    with ModelClient(endpoint(), target(url), KEY, timeout=2.0, sleep=waits, retries=1) as client:
         result = propose(client)
     assert result.error is not None
     assert result.error.kind is ModelErrorKind.CONNECTION
@@ -584,7 +591,7 @@ def test_the_key_never_appears_in_logs_errors_results_or_reprs(
 def test_a_key_that_cannot_be_a_header_is_refused_without_showing_it() -> None:
     bad = "sk-abc\r\nX-Injected: 1"
     with pytest.raises(ValueError, match="cannot be sent") as raised:
-        ModelClient(endpoint("http://127.0.0.1:9/v1"), bad)
+        ModelClient(endpoint(), target("http://127.0.0.1:9/v1"), bad)
     assert "sk-abc" not in str(raised.value)
 
 
@@ -593,15 +600,67 @@ def test_a_key_that_cannot_be_a_header_is_refused_without_showing_it() -> None:
 
 def test_an_endpoint_without_the_plan_role_is_refused() -> None:
     with pytest.raises(RoleNotAssigned, match="plan role"):
-        ModelClient(endpoint("http://127.0.0.1:9/v1", roles=[]))
+        ModelClient(endpoint(roles=[]), target("http://127.0.0.1:9/v1"))
 
 
 def test_a_mind_without_a_model_is_refused() -> None:
+    configured = ModelEndpoints(endpoints=[target("http://127.0.0.1:9/v1")])
     with pytest.raises(RoleNotAssigned, match="no model endpoint"):
-        ModelClient.for_mind(MindSpec())
-    spec = MindSpec.model_validate({"model": {"endpoint": "http://127.0.0.1:9/v1", "model": "m"}})
-    with ModelClient.for_mind(spec) as client:
+        ModelClient.for_mind(MindSpec(), configured)
+    spec = MindSpec.model_validate({"model": {"endpoint": "test-llm", "model": "m"}})
+    with ModelClient.for_mind(spec, configured) as client:
         assert client.url == "http://127.0.0.1:9/v1/chat/completions"
+
+
+# --- the admin's endpoints and the address guard -----------------------------------------------
+
+
+def test_a_mind_naming_an_endpoint_not_configured_is_refused() -> None:
+    configured = ModelEndpoints(endpoints=[target("http://127.0.0.1:9/v1")])
+    spec = MindSpec.model_validate({"model": {"endpoint": "elsewhere", "model": "m"}})
+    with pytest.raises(EndpointNotConfigured, match=r"spec\.model\.endpoint.*configured: test-llm"):
+        ModelClient.for_mind(spec, configured)
+    with pytest.raises(EndpointNotConfigured, match="none is configured"):
+        ModelClient.for_mind(spec, ModelEndpoints())
+
+
+def test_a_mind_cannot_name_a_url() -> None:
+    with pytest.raises(ValueError, match="endpoint"):
+        MindSpec.model_validate({"model": {"endpoint": "http://127.0.0.1:9/v1", "model": "m"}})
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:{port}/v1",
+        "http://localhost:{port}/v1",
+        "http://[::ffff:127.0.0.1]:{port}/v1",
+        "http://2130706433:{port}/v1",
+    ],
+)
+def test_loopback_not_allowed_by_the_configuration_is_never_connected(
+    llm: ScriptedLLM, waits: Waits, url: str
+) -> None:
+    """The scripted server is real and listening: only the guard stands between it and us."""
+    llm.play(Reply.completion(GOOD_PROPOSAL, usage=USAGE))
+    port = llm.url.split(":")[2].split("/")[0]
+    configured = target(url.format(port=port), allowed=())
+    with ModelClient(endpoint(), configured, KEY, sleep=waits) as client:
+        result = propose(client)
+    assert result.error is not None
+    assert result.error.kind is ModelErrorKind.REFUSED
+    assert "loopback" in result.error.message
+    assert not result.error.retryable
+    assert llm.requests == []
+
+
+def test_a_metadata_address_is_refused_even_when_a_name_is_allowed(waits: Waits) -> None:
+    configured = target("http://169.254.169.254/v1", allowed=("169.254.169.254.nip.invalid",))
+    with ModelClient(endpoint(), configured, KEY, sleep=waits) as client:
+        result = propose(client)
+    assert result.error is not None
+    assert result.error.kind is ModelErrorKind.REFUSED
+    assert "metadata" in result.error.message
 
 
 # --- pure helpers ---------------------------------------------------------------------------

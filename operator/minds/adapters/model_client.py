@@ -24,7 +24,13 @@ are the caller's fault and are never retried, with one exception: a 400 that nam
 `response_format` means the server does not know JSON mode, so the same request is sent once
 more without it (and JSON mode stays off for this client).
 
-The API key is read by the engine from the Secret the Mind names and passed in as text. It is
+Where it connects is the cluster admin's choice: the Mind names an endpoint of the controller's
+configuration (`minds.adapters.model_endpoints`), and every connection passes the browser's
+address guard under that endpoint's allow-list, so an internal address is reached only where
+the admin listed it (a refusal is a `refused` error, never retried).
+
+The API key is read by the controller from a labelled Secret beside the Mind and passed in as
+text. It is
 held in a wrapper whose repr hides it, sent only in the `Authorization` header, never logged,
 and cut out of any server text (error bodies often echo it) before that text reaches an error
 message.
@@ -36,6 +42,7 @@ import json
 import logging
 import math
 import random
+import socket
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -46,6 +53,15 @@ from typing import Annotated, Any, Final, NoReturn
 import httpx
 from pydantic import Field
 
+from minds.adapters.drivers.ssrf import (
+    AllowList,
+    Guard,
+    GuardedTransport,
+    ResolutionFailed,
+    Resolver,
+    SsrfRefused,
+)
+from minds.adapters.model_endpoints import ConfiguredEndpoint, ModelEndpoints
 from minds.domain.base import Model
 from minds.domain.masking import mask_text
 from minds.domain.planning.model import (
@@ -77,6 +93,15 @@ class RoleNotAssigned(ValueError):
     """The endpoint is not assigned the role the client is asked to play."""
 
 
+class EndpointNotConfigured(ValueError):
+    """The Mind names an endpoint that the controller's configuration does not list."""
+
+
+def _listed(endpoints: ModelEndpoints) -> str:
+    names = sorted(endpoints.names())
+    return "configured: " + ", ".join(names) if names else "none is configured"
+
+
 class ModelErrorKind(StrEnum):
     TIMEOUT = "timeout"
     CONNECTION = "connection"
@@ -84,6 +109,7 @@ class ModelErrorKind(StrEnum):
     MALFORMED_RESPONSE = "malformed_response"
     NO_CONTENT = "no_content"
     TOO_LARGE = "too_large"
+    REFUSED = "refused"
 
 
 class ModelCallError(Model):
@@ -198,6 +224,7 @@ class ModelClient:
     def __init__(
         self,
         endpoint: ModelEndpoint,
+        target: ConfiguredEndpoint,
         api_key: str | None = None,
         *,
         timeout: float | None = None,
@@ -209,7 +236,7 @@ class ModelClient:
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.monotonic,
-        transport: httpx.BaseTransport | None = None,
+        resolver: Resolver = socket.getaddrinfo,
     ) -> None:
         if ModelRole.PLAN not in endpoint.roles:
             roles = ", ".join(role.value for role in endpoint.roles) or "none"
@@ -220,7 +247,7 @@ class ModelClient:
         if retries < 0:
             raise ValueError("retries must not be negative")
         self._endpoint = endpoint
-        self._url = endpoint.endpoint.rstrip("/") + "/chat/completions"
+        self._url = target.url.rstrip("/") + "/chat/completions"
         self._key = _secret(api_key)
         self._timeout = float(timeout if timeout is not None else endpoint.timeout_seconds)
         self._retries = retries
@@ -235,15 +262,30 @@ class ModelClient:
         self._http = httpx.Client(
             follow_redirects=False,  # a redirect would carry the key somewhere unplanned
             headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
-            transport=transport,
+            # Every connection is checked where it is opened, as the browser's are; only the
+            # admin's configuration (never the Mind) can allow an internal address.
+            transport=GuardedTransport(Guard(AllowList.of(target.allowed_addresses), resolver)),
         )
 
     @classmethod
-    def for_mind(cls, spec: MindSpec, api_key: str | None = None, **options: Any) -> ModelClient:
-        """The client for a Mind's model; refuses a Mind without one or without the role."""
+    def for_mind(
+        cls,
+        spec: MindSpec,
+        endpoints: ModelEndpoints,
+        api_key: str | None = None,
+        **options: Any,
+    ) -> ModelClient:
+        """The client for a Mind's model; refuses a Mind without one, without the role, or
+        naming an endpoint the controller's configuration does not list."""
         if spec.model is None:
             raise RoleNotAssigned("the mind has no model endpoint; nothing holds the plan role")
-        return cls(spec.model, api_key, **options)
+        target = endpoints.get(spec.model.endpoint)
+        if target is None:
+            raise EndpointNotConfigured(
+                f"spec.model.endpoint: {spec.model.endpoint!r} is not a model endpoint of this "
+                f"controller ({_listed(endpoints)})"
+            )
+        return cls(spec.model, target, api_key, **options)
 
     @property
     def model(self) -> str:
@@ -354,6 +396,14 @@ class ModelClient:
                 if response.status_code != httpx.codes.OK:
                     raise self._status_error(response, deadline)
                 raw = self._read(response, deadline)
+        except (SsrfRefused, ResolutionFailed) as error:
+            raise _Failed(
+                self._error(
+                    ModelErrorKind.REFUSED,
+                    f"the address guard refused the connection: {error}",
+                    retryable=False,
+                )
+            ) from None
         except httpx.TimeoutException as error:
             raise _Failed(
                 self._error(ModelErrorKind.TIMEOUT, _timeout_text(error, self._timeout))

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from minds.adapters.model_endpoints import ENV as MODEL_ENDPOINTS_ENV
+from minds.adapters.model_endpoints import EndpointsFileError, ModelEndpoints
 
 
 class ConfigError(RuntimeError):
@@ -15,6 +18,7 @@ class ControllerConfig:
     database_url: str
     kubeconfig: str | None = None
     context: str | None = None
+    model_endpoints: ModelEndpoints = field(default_factory=ModelEndpoints)
 
     @classmethod
     def from_env(cls) -> ControllerConfig:
@@ -24,8 +28,13 @@ class ControllerConfig:
                 "MINDS_DATABASE_URL is not set: the controller needs the Postgres ledger "
                 "(for example postgresql://minds@127.0.0.1:5432/minds)"
             )
+        try:
+            endpoints = ModelEndpoints.load(os.environ.get(MODEL_ENDPOINTS_ENV, "").strip())
+        except EndpointsFileError as exc:
+            raise ConfigError(str(exc)) from exc
         return cls(
             database_url=url,
             kubeconfig=os.environ.get("KUBECONFIG") or None,
             context=os.environ.get("MINDS_KUBE_CONTEXT") or None,
+            model_endpoints=endpoints,
         )

@@ -13,9 +13,10 @@ from kubernetes.client import ApiClient
 
 from minds.adapters.drivers import default_drivers
 from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
-from minds.adapters.kube.secrets import SecretUnavailable, secret_value
-from minds.adapters.ledger import Ledger, check_schema
-from minds.adapters.model_client import ModelClient, RoleNotAssigned
+from minds.adapters.kube.secrets import SecretUnavailable, model_key
+from minds.adapters.ledger import Ledger, check_app_role, check_schema
+from minds.adapters.model_client import EndpointNotConfigured, ModelClient, RoleNotAssigned
+from minds.adapters.model_endpoints import ModelEndpoints
 from minds.controller.settings import ControllerConfig
 from minds.controller.wakeups import Wakeups
 from minds.domain.capabilities.registry import REGISTRY
@@ -53,10 +54,11 @@ class Wiring:
         self.ledger.close()
 
 
-def model_proposer(api: ApiClient) -> Proposer:
-    """Ask the Mind's model for a plan, with the API key read from its Secret at call time
-    (never cached, never logged). Any failure means "no proposal": the planner then says no
-    possible plan, and the reason is in the controller log."""
+def model_proposer(api: ApiClient, endpoints: ModelEndpoints) -> Proposer:
+    """Ask the Mind's model for a plan at an endpoint the configuration lists, with the API key
+    read at call time (never cached, never logged) from a labelled Secret beside the Mind. Any
+    failure means "no proposal": the planner then says no possible plan, and the reason is in
+    the controller log."""
 
     def propose(
         namespace: str, spec: MindSpec, objective: str, vocabulary: dict[str, Any]
@@ -64,9 +66,13 @@ def model_proposer(api: ApiClient) -> Proposer:
         if spec.model is None:
             return None
         try:
+            # The endpoint is checked before the key is read: a Mind naming an endpoint the
+            # admin did not configure never gets its Secret looked at.
+            if endpoints.get(spec.model.endpoint) is None:
+                raise EndpointNotConfigured(f"spec.model.endpoint {spec.model.endpoint!r}")
             ref = spec.model.api_key_secret_ref
-            key = secret_value(api, namespace, ref.name, ref.key) if ref else None
-            with ModelClient.for_mind(spec, key) as client:
+            key = model_key(api, namespace, ref) if ref else None
+            with ModelClient.for_mind(spec, endpoints, key) as client:
                 result = client.propose_plan(objective, vocabulary)
         except (SecretUnavailable, RoleNotAssigned, ValueError) as exc:
             log.warning("no model proposal for %s: %s", namespace, exc)
@@ -79,8 +85,10 @@ def model_proposer(api: ApiClient) -> Proposer:
 
 
 def build(config: ControllerConfig) -> Wiring:
-    """Check the ledger schema first: a controller must never write to a schema it predates."""
+    """Check the ledger first: a controller must never write to a schema it predates, nor
+    as a role that could rewrite what it wrote."""
     check_schema(config.database_url)
+    check_app_role(config.database_url)
     ledger = Ledger.from_url(config.database_url)
     api = api_client(config.kubeconfig, config.context)
     resources = KubeResources(api)
@@ -91,6 +99,7 @@ def build(config: ControllerConfig) -> Wiring:
         events=events,
         clock=utc_now,
         capabilities=frozenset(REGISTRY.names()),
+        model_endpoints=config.model_endpoints.names(),
     )
     plans = PlanService(
         resources=resources, ledger=ledger, events=events, clock=utc_now, registry=REGISTRY
@@ -107,7 +116,10 @@ def build(config: ControllerConfig) -> Wiring:
     )
     grants = GrantService(resources=resources, ledger=ledger, events=events, clock=utc_now)
     planning = PlanningService(
-        resources=resources, clock=utc_now, registry=REGISTRY, proposer=model_proposer(api)
+        resources=resources,
+        clock=utc_now,
+        registry=REGISTRY,
+        proposer=model_proposer(api, config.model_endpoints),
     )
     executor = Executor(
         resources=resources,

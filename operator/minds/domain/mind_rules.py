@@ -41,13 +41,25 @@ def _matches_any(pattern: str, capabilities: Collection[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for name in capabilities)
 
 
-def check_spec(spec: MindSpec, capabilities: Collection[str]) -> list[SpecProblem]:
-    """Problems the schema cannot see: capability names and patterns that match nothing.
+def check_spec(
+    spec: MindSpec, capabilities: Collection[str], model_endpoints: Collection[str] = ()
+) -> list[SpecProblem]:
+    """Problems the schema cannot see: capability names and patterns that match nothing, and a
+    model endpoint the controller's configuration does not list.
 
     A pattern that matches no registered capability is almost always a typo, and a typo in a
     ``refrain`` commitment or a ``deny`` rule would silently protect nothing: refuse it.
     """
     problems: list[SpecProblem] = []
+    if spec.model is not None and spec.model.endpoint not in model_endpoints:
+        listed = ", ".join(sorted(model_endpoints)) or "none"
+        problems.append(
+            SpecProblem(
+                "spec.model.endpoint",
+                f"{spec.model.endpoint!r} is not a model endpoint of this controller "
+                f"(configured: {listed}); the cluster admin chooses the endpoints",
+            )
+        )
     for i, name in enumerate(spec.locked_capabilities):
         if name not in capabilities:
             problems.append(

@@ -56,12 +56,14 @@ class MindService:
         events: EventPort,
         clock: Clock,
         capabilities: frozenset[str],
+        model_endpoints: frozenset[str] = frozenset(),
     ) -> None:
         self._resources = resources
         self._ledger = ledger
         self._events = events
         self._clock = clock
         self._capabilities = capabilities
+        self._model_endpoints = model_endpoints
 
     def reconcile(self, namespace: str, name: str) -> MindOutcome:
         body = self._resources.get(MIND, namespace, name)
@@ -69,7 +71,8 @@ class MindService:
         uid, generation = meta["uid"], int(meta.get("generation", 1))
         now = self._clock()
         spec, problems = _parse_spec(body.get("spec") or {})
-        problems += check_spec(spec, self._capabilities) if not problems else []
+        if not problems:
+            problems = check_spec(spec, self._capabilities, self._model_endpoints)
         raw_spec = body.get("spec") or {}
 
         self._ledger.upsert_mind(

@@ -8,10 +8,11 @@ from collections.abc import Sequence
 
 import pytest
 
-from minds.adapters.drivers.browser import GuardedBackend, GuardedTransport
 from minds.adapters.drivers.ssrf import (
     AllowList,
     Guard,
+    GuardedBackend,
+    GuardedTransport,
     ResolutionFailed,
     SsrfRefused,
     forbidden_reason,

@@ -15,7 +15,7 @@ def test_a_mind_view_is_built_from_the_mind_spec() -> None:
             "lockedCapabilities": ["browser.read"],
             "capabilityPolicy": [{"capability": "logs.query", "decision": "allow"}],
             "budget": {"invocations": 12},
-            "model": {"endpoint": "http://127.0.0.1:9/v1", "model": "small", "roles": ["plan"]},
+            "model": {"endpoint": "team-llm", "model": "small", "roles": ["plan"]},
         }
     )
     view = MindView.from_spec("caretaker", "prod", spec, [grant()])

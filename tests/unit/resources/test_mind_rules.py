@@ -83,3 +83,21 @@ def test_set_condition_keeps_one_per_type(types: list[str]) -> None:
         new = Condition(type=t, status=ConditionStatus.TRUE, reason="R", last_transition_time=NOW)
         conditions = set_condition(conditions, new)
     assert sorted(c.type for c in conditions) == sorted(set(types))
+
+
+def test_a_model_endpoint_the_controller_does_not_configure_is_named() -> None:
+    s = spec(model={"endpoint": "elsewhere", "model": "m"})
+    [p] = check_spec(s, CAPS, frozenset({"team-llm"}))
+    assert p.field == "spec.model.endpoint"
+    assert "'elsewhere' is not a model endpoint" in p.message
+    assert "configured: team-llm" in p.message
+
+
+def test_a_configured_model_endpoint_passes() -> None:
+    s = spec(model={"endpoint": "team-llm", "model": "m"})
+    assert check_spec(s, CAPS, frozenset({"team-llm"})) == []
+
+
+def test_with_no_endpoint_configured_every_model_is_refused() -> None:
+    [p] = check_spec(spec(model={"endpoint": "team-llm", "model": "m"}), CAPS)
+    assert "configured: none" in p.message

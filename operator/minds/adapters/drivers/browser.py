@@ -26,11 +26,17 @@ from html.parser import HTMLParser
 from typing import Final
 from urllib.parse import urldefrag, urljoin, urlsplit
 
-import httpcore
 import httpx
 
 from minds.adapters.drivers.base import DriverResult
-from minds.adapters.drivers.ssrf import AllowList, Guard, ResolutionFailed, Resolver, SsrfRefused
+from minds.adapters.drivers.ssrf import (
+    AllowList,
+    Guard,
+    GuardedTransport,
+    ResolutionFailed,
+    Resolver,
+    SsrfRefused,
+)
 from minds.domain.base import Model
 from minds.domain.capabilities.registry import (
     BrowserLinksParameters,
@@ -190,45 +196,6 @@ class BrowserDriver:
                         redirects=tuple(redirects),
                     )
         raise BrowseError(f"more than {self.max_redirects} redirects")
-
-
-class GuardedBackend(httpcore.SyncBackend):
-    """Opens TCP connections only to addresses the guard accepted for the host, so what was
-    checked is what is connected to."""
-
-    def __init__(self, guard: Guard) -> None:
-        self._guard = guard
-
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
-    ) -> httpcore.NetworkStream:
-        last: Exception | None = None
-        for address in self._guard.addresses(host, port):
-            try:
-                return super().connect_tcp(address, port, timeout, local_address, socket_options)
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as error:
-                last = error
-        assert last is not None
-        raise last
-
-
-class GuardedTransport(httpx.HTTPTransport):
-    """httpx's transport with the guarded backend under its connection pool."""
-
-    def __init__(self, guard: Guard, ssl_context: ssl.SSLContext | None = None) -> None:
-        super().__init__(trust_env=False)
-        # httpx has no parameter for the network backend, so the pool is replaced with one
-        # built the same way (unit tests pin this against httpx upgrades).
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=ssl_context or httpx.create_ssl_context(),
-            max_connections=4,
-            network_backend=GuardedBackend(guard),
-        )
 
 
 def _remaining(deadline: float) -> float:

@@ -13,6 +13,9 @@ carrier-grade NAT (100.64/10), link-local (169.254/16, fe80::/10), cloud metadat
 unspecified, multicast, reserved and anything else that is not globally routable, including
 these written as IPv4-mapped, IPv4-compatible, 6to4 or NAT64 IPv6 addresses.
 
+The model client uses the same guard for every model call, under the allow-list the cluster
+admin configured for that endpoint (docs/models.md), never one a Mind wrote.
+
 The mind's allow-list (`spec.browser.allowedHosts`) holds host names, IP addresses or CIDR
 networks. A listed name is trusted for whatever it resolves to, except a cloud metadata
 address: that needs the address itself listed, so whoever controls a listed name's DNS cannot
@@ -23,10 +26,14 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import ssl
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
+
+import httpcore
+import httpx
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -213,3 +220,42 @@ class Guard:
         if not addresses:
             raise ResolutionFailed(f"{host} resolves to no address")
         return addresses
+
+
+class GuardedBackend(httpcore.SyncBackend):
+    """Opens TCP connections only to addresses the guard accepted for the host, so what was
+    checked is what is connected to."""
+
+    def __init__(self, guard: Guard) -> None:
+        self._guard = guard
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.NetworkStream:
+        last: Exception | None = None
+        for address in self._guard.addresses(host, port):
+            try:
+                return super().connect_tcp(address, port, timeout, local_address, socket_options)
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as error:
+                last = error
+        assert last is not None
+        raise last
+
+
+class GuardedTransport(httpx.HTTPTransport):
+    """httpx's transport with the guarded backend under its connection pool."""
+
+    def __init__(self, guard: Guard, ssl_context: ssl.SSLContext | None = None) -> None:
+        super().__init__(trust_env=False)
+        # httpx has no parameter for the network backend, so the pool is replaced with one
+        # built the same way (unit tests pin this against httpx upgrades).
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=ssl_context or httpx.create_ssl_context(),
+            max_connections=4,
+            network_backend=GuardedBackend(guard),
+        )

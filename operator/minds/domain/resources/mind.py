@@ -169,10 +169,24 @@ class ModelRole(StrEnum):
     PLAN = "plan"
 
 
-class ModelEndpoint(Model):
-    """An OpenAI-compatible chat-completions endpoint the mind may consult to propose plans."""
+#: A model endpoint's name, as the controller's configuration lists it (a DNS label).
+ENDPOINT_NAME = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 
-    endpoint: str = Field(max_length=2048, pattern=r"^https?://")
+
+class ModelEndpoint(Model):
+    """An OpenAI-compatible chat-completions endpoint the mind may consult to propose plans.
+
+    The endpoint is named, not addressed: its URL and the addresses it may reach are the
+    cluster admin's choice, in the controller's configuration. The key is read from a Secret in
+    the Mind's own namespace that carries the label ``minds.dev/model-key: "true"``.
+    """
+
+    endpoint: str = Field(
+        max_length=63,
+        pattern=ENDPOINT_NAME,
+        description="The name of a model endpoint in the controller's configuration "
+        "(not a URL: where the controller connects is the cluster admin's choice).",
+    )
     model: str = Field(max_length=256, min_length=1)
     roles: list[ModelRole] = Field(default_factory=lambda: [ModelRole.PLAN], max_length=4)
     api_key_secret_ref: SecretKeyRef | None = None
