@@ -23,6 +23,7 @@ def run(
     # Imported here: loading the controller package registers kopf handlers, which only this
     # command wants.
     from minds.adapters.ledger import LedgerRoleError, SchemaError, check_app_role, check_schema
+    from minds.adapters.log_masking import install_log_masking
     from minds.controller.settings import ConfigError, ControllerConfig
 
     try:
@@ -39,6 +40,7 @@ def run(
 
     kopf.configure(verbose=verbose, log_format=kopf.LogFormat.PLAIN)
     logging.getLogger("kubernetes").setLevel(logging.WARNING)
+    install_log_masking()
     kopf.run(
         standalone=True,
         clusterwide=not namespace,
