@@ -129,3 +129,31 @@ def test_a_note_on_evidence_is_stored_masked(ledger: Ledger, raw: psycopg.Connec
         assert secret not in text
     [evidence] = ledger.belief_evidence(belief.id)
     assert evidence.note.endswith("Bearer [token] and it worked; pwd: [secret]")
+
+
+def test_an_intention_reason_is_stored_masked_and_a_replay_writes_nothing(
+    ledger: Ledger, raw: psycopg.Connection
+) -> None:
+    from minds.domain.intentions import IntentionStatus
+    from tests.integration.test_ledger_intentions import intention
+
+    ledger.form_intention(intention("int-masked"))
+    moved = ledger.transition_intention("int-masked", IntentionStatus.BLOCKED, NOTE, T0)
+    again = ledger.transition_intention("int-masked", IntentionStatus.BLOCKED, NOTE, T0)
+    assert moved is not None
+    assert again is not None
+    assert again.version == moved.version
+    text = stored(raw, "SELECT reason FROM intentions") + stored(
+        raw, "SELECT payload::text FROM events WHERE type LIKE 'intention_%'"
+    )
+    for secret in SECRETS[:2]:
+        assert secret not in text
+
+
+def test_a_commitment_reason_is_stored_masked(ledger: Ledger, raw: psycopg.Connection) -> None:
+    assert ledger.set_commitment_state("ops", "keeper", "no-restarts", "violated", NOTE, T0)
+    text = stored(raw, "SELECT reason FROM commitment_states") + stored(
+        raw, "SELECT payload::text FROM events WHERE type LIKE 'commitment_%'"
+    )
+    for secret in SECRETS[:2]:
+        assert secret not in text
