@@ -269,6 +269,25 @@ def claim(
     )
 
 
+def claim_approved(
+    step: Step,
+    state: StepState,
+    now: datetime,
+    holder: str,
+    timeouts: Mapping[str, int],
+    plan: Plan | None = None,
+) -> StepState:
+    """awaiting_approval -> executing, leased to ``holder``, as the same attempt: the person
+    approved this attempt, and its origin key must stay the one the Approval was raised for.
+    ``approvalRef`` stays, so whoever recovers an expired lease knows what authorised it."""
+    return state.model_copy(
+        update={
+            "status": StepStatus.EXECUTING,
+            "lease": Lease(holder=holder, expires_at=now + lease_for(step, timeouts, plan)),
+        }
+    )
+
+
 def retry_delay(attempt: int) -> timedelta:
     """Exponential backoff for idempotent retries: 5 s, 10 s, 20 s ... at most 5 minutes."""
     return timedelta(seconds=min(300, 5 * 2 ** max(0, attempt - 1)))
