@@ -113,8 +113,9 @@ def approval_tick(
 def plan_deleted(
     type: str, namespace: str | None, body: kopf.Body, memo: kopf.Memo, **_: Any
 ) -> None:
-    """A deleted Plan asks nobody anything any more: its open Approvals are withdrawn."""
-    if type != "DELETED" or namespace is None:
+    """A deleted Plan asks nobody anything any more: its open Approvals are withdrawn as soon
+    as the deletion starts (kopf's finalizer may hold the object a while longer)."""
+    if namespace is None or (type != "DELETED" and not body["metadata"].get("deletionTimestamp")):
         return
     memo.wiring.approvals.abandon_plan(
         namespace, body["metadata"]["uid"], f"its plan {body['metadata']['name']} was deleted"

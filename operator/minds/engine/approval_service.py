@@ -162,6 +162,8 @@ class ApprovalService:
             plan = self._resources.get(PLAN, namespace, origin.plan)
         except NotFound:
             return None, None
+        if plan["metadata"].get("deletionTimestamp"):
+            return None, None  # being deleted is deleted: it will never act again
         return plan["metadata"].get("uid"), (plan.get("status") or {}).get("phase")
 
     def withdraw(self, namespace: str, name: str, reason: str) -> bool:

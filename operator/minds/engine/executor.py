@@ -236,6 +236,9 @@ class Executor:
                 return TickResult(transitions, None, None)
             if plan.origin is PlanOrigin.DREAM:
                 return TickResult(transitions, None, status.phase)  # dreams never act
+            if body["metadata"].get("deletionTimestamp"):
+                # A plan being deleted acts no more, whatever it was approved to do.
+                return TickResult(transitions, None, None)
             if status.phase not in RUNNABLE:
                 if status.phase in (
                     PlanStatus.COMPLETED,
