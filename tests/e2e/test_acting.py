@@ -265,3 +265,51 @@ def test_decisions_racing_handlers_timers_and_two_controllers_act_once(
     executed = e2e_ledger.events(namespace=namespace, type="approval_executed")
     assert sorted(e.payload["execution"] for e in executed) == sorted(str(i) for i in ran.values())
     assert not [e for e in executed if "unknown" in str(e.payload["outcome"])]
+
+
+def logs_request(namespace: str) -> dict[str, Any]:
+    return {
+        "key": "R1",
+        "title": "ask for the logs of atlas-worker",
+        "kind": "request_capability",
+        "request": {
+            "capability": "logs.query",
+            "targetPattern": f"{namespace}/atlas-worker",
+            "durationSeconds": 1800,
+            "operationCap": 20,
+            "reason": "diagnose atlas-worker",
+            "risk": "logs may contain personal identifiers",
+            "mitigation": "masking on by default",
+            "fallback": "ask the operator",
+        },
+    }
+
+
+def grants(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
+    listed = cluster.kubectl("get", "capabilitygrants", "-n", namespace, "-o", "json").stdout
+    return list(json.loads(listed)["items"])
+
+
+@pytest.mark.usefixtures("session_controller")
+def test_an_approved_grant_request_is_granted_by_the_executor_for_a_live_plan_only(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    setup(cluster, namespace)
+    apply(cluster, operator_plan(namespace, "ask", [logs_request(namespace)], mind_name=MIND))
+    apply(cluster, operator_plan(namespace, "gone", [logs_request(namespace)], mind_name=MIND))
+    asked = wait_step(cluster, namespace, "ask", "R1", "awaiting_grant")["approvalRef"]
+    orphan = wait_step(cluster, namespace, "gone", "R1", "awaiting_grant")["approvalRef"]
+
+    cluster.kubectl("delete", "plan", "gone", "-n", namespace)
+    phase(cluster, namespace, orphan, "Withdrawn")
+    assert decide(cluster, namespace, asked, "Approved", "approver").returncode == 0
+    done = phase(cluster, namespace, asked, "Executed")
+    assert done["status"]["message"] == f"executed: grant {asked} created"
+    completed = wait_step(cluster, namespace, "ask", "R1", "completed")
+    assert completed["grantRef"] == asked
+
+    [grant] = grants(cluster, namespace)
+    assert grant["metadata"]["name"] == asked
+    assert grant["metadata"]["annotations"]["minds.dev/granted-by"] == "approver"
+    assert grant["spec"]["targetPattern"] == f"{namespace}/atlas-worker"
+    assert e2e_ledger.events(namespace=namespace, type="approval_executed")
