@@ -22,6 +22,7 @@ from tests.e2e.executor_support import (
     apply,
     deployment,
     executions_by_step,
+    grant_request,
     mind,
     operator_plan,
     plan_body,
@@ -267,24 +268,6 @@ def test_decisions_racing_handlers_timers_and_two_controllers_act_once(
     assert not [e for e in executed if "unknown" in str(e.payload["outcome"])]
 
 
-def logs_request(namespace: str) -> dict[str, Any]:
-    return {
-        "key": "R1",
-        "title": "ask for the logs of atlas-worker",
-        "kind": "request_capability",
-        "request": {
-            "capability": "logs.query",
-            "targetPattern": f"{namespace}/atlas-worker",
-            "durationSeconds": 1800,
-            "operationCap": 20,
-            "reason": "diagnose atlas-worker",
-            "risk": "logs may contain personal identifiers",
-            "mitigation": "masking on by default",
-            "fallback": "ask the operator",
-        },
-    }
-
-
 def grants(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
     listed = cluster.kubectl("get", "capabilitygrants", "-n", namespace, "-o", "json").stdout
     return list(json.loads(listed)["items"])
@@ -295,8 +278,12 @@ def test_an_approved_grant_request_is_granted_by_the_executor_for_a_live_plan_on
     cluster: Cluster, namespace: str, e2e_ledger: Ledger
 ) -> None:
     setup(cluster, namespace)
-    apply(cluster, operator_plan(namespace, "ask", [logs_request(namespace)], mind_name=MIND))
-    apply(cluster, operator_plan(namespace, "gone", [logs_request(namespace)], mind_name=MIND))
+    apply(
+        cluster, operator_plan(namespace, "ask", [grant_request("R1", namespace)], mind_name=MIND)
+    )
+    apply(
+        cluster, operator_plan(namespace, "gone", [grant_request("R1", namespace)], mind_name=MIND)
+    )
     asked = wait_step(cluster, namespace, "ask", "R1", "awaiting_grant")["approvalRef"]
     orphan = wait_step(cluster, namespace, "gone", "R1", "awaiting_grant")["approvalRef"]
 

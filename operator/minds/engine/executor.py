@@ -134,6 +134,21 @@ def _acted(outcome: InvocationOutcome) -> Acted:
     )
 
 
+def _leased_to(holder: str, attempts: int) -> Callable[[StepState], bool]:
+    """The step is still executing under our claim, for the attempt we claimed: only then may
+    what we did be written back."""
+
+    def mine(current: StepState) -> bool:
+        return (
+            current.status is StepStatus.EXECUTING
+            and current.lease is not None
+            and current.lease.holder == holder
+            and current.attempts == attempts
+        )
+
+    return mine
+
+
 class Executor:
     def __init__(
         self,
@@ -474,16 +489,8 @@ class Executor:
         self, body: dict[str, Any], plan: Plan, step: Step, state: StepState, mind: MindSpec
     ) -> None:
         now = self._clock()
-        holder = self._holder
         attempts = state.attempts
-
-        def mine(current: StepState) -> bool:
-            return (
-                current.status is StepStatus.EXECUTING
-                and current.lease is not None
-                and current.lease.holder == holder
-                and current.attempts == attempts
-            )
+        mine = _leased_to(self._holder, attempts)
 
         all_states = states(PlanResourceStatus.model_validate(body.get("status") or {}))
         if step.kind is StepKind.CAPABILITY:
@@ -748,15 +755,8 @@ class Executor:
             [],
         ):
             return False
-        holder, attempts = self._holder, state.attempts
-
-        def mine(current: StepState) -> bool:
-            return (
-                current.status is StepStatus.EXECUTING
-                and current.lease is not None
-                and current.lease.holder == holder
-                and current.attempts == attempts
-            )
+        attempts = state.attempts
+        mine = _leased_to(self._holder, attempts)
 
         spec = ApprovalSpec.model_validate(approval["spec"])
         outcome = self._capabilities.execute_approved(

@@ -256,16 +256,10 @@ def claim(
     (for checks: a poll) here, so the origin key of what they invoke is fixed before anything
     acts, and each poll is a new observation rather than a replay of the first."""
     attempts = state.attempts + 1 if step.kind in COUNTED else max(state.attempts, 1)
+    leased = claim_approved(step, state, now, holder, timeouts, plan)
     return with_step(
         status,
-        state.model_copy(
-            update={
-                "status": StepStatus.EXECUTING,
-                "attempts": attempts,
-                "lease": Lease(holder=holder, expires_at=now + lease_for(step, timeouts, plan)),
-                "started_at": state.started_at or now,
-            }
-        ),
+        leased.model_copy(update={"attempts": attempts, "started_at": state.started_at or now}),
     )
 
 
