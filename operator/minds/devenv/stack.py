@@ -23,6 +23,7 @@ from minds.devenv.install import (
     install_admission_and_people,
     install_controller_rbac,
     install_crds,
+    manage_namespace,
     repo_root,
     service_account_kubeconfig,
 )
@@ -30,6 +31,7 @@ from minds.devenv.kubectl import kubectl
 from minds.devenv.process import read_pid, stop
 
 STATE_FILE = "stack.json"
+DEMO_NAMESPACE = "default"
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,8 @@ def up(
     install_crds(kubeconfig, root)
     install_controller_rbac(kubeconfig, root)
     install_admission_and_people(kubeconfig, root)
+    # The demo's minds live in the default namespace; a platform team binds each team's.
+    manage_namespace(kubeconfig, DEMO_NAMESPACE)
     controller_kubeconfig = service_account_kubeconfig(
         kubeconfig, state_dir / "controller.kubeconfig"
     )

@@ -31,7 +31,13 @@ from pydantic import JsonValue, ValidationError
 from minds.adapters.drivers.base import DriverResult
 from minds.domain.approvals import DEFAULT_TTL, approval_name, label_value
 from minds.domain.base import Model
-from minds.domain.capabilities.authority import AuthorityDecision, authorize
+from minds.domain.capabilities.authority import (
+    AuthorityDecision,
+    Crossing,
+    authorize,
+    mind_reference,
+    requested_namespace,
+)
 from minds.domain.capabilities.policy import GrantView
 from minds.domain.capabilities.registry import CapabilityRegistry
 from minds.domain.executions import (
@@ -223,16 +229,28 @@ class CapabilityService:
                 status = CapabilityGrantStatus.model_validate(body.get("status") or {})
             except ValidationError:
                 continue  # a grant we cannot read grants nothing
-            if spec.mind != mind or body["metadata"].get("deletionTimestamp"):
+            if spec.mind not in (mind, mind_reference(namespace, mind)):
+                continue
+            if body["metadata"].get("deletionTimestamp"):
                 continue
             name = body["metadata"]["name"]
             views.append(view(name, spec, status))
             limits[name] = spec.parameter_limits
         return views, limits
 
+    def _crossings(self, inv: Invocation) -> list[Crossing]:
+        """Grants held in the namespace the invocation reaches into that name this mind."""
+        where = requested_namespace(inv.capability, inv.parameters, self._registry)
+        if where is None or where == inv.namespace:
+            return []
+        views, limits = self._grants(where, mind_reference(inv.namespace, inv.origin.mind))
+        return [Crossing(namespace=where, grant=v, limits=limits[v.name]) for v in views]
+
     def _decide(self, inv: Invocation, spec: MindSpec) -> AuthorityDecision:
         grants, limits = self._grants(inv.namespace, inv.origin.mind)
         return authorize(
+            namespace=inv.namespace,
+            crossings=self._crossings(inv),
             mind=spec,
             capability=inv.capability,
             parameters=inv.parameters,
@@ -303,7 +321,8 @@ class CapabilityService:
                 return InvocationOutcome(OutcomeKind.DENIED, decision.reason, decision=decision)
             if decision.decision is PolicyDecision.APPROVE:
                 return self._raise_approval(inv, decision)
-            if decision.grant is None or self._consume(inv.namespace, decision.grant):
+            held_in = decision.grant_namespace or inv.namespace
+            if decision.grant is None or self._consume(held_in, decision.grant):
                 return self._execute(inv, decision, inv.origin.execution(), spec)
             # Lost the race for the grant's last operation: decide again without it.
         return InvocationOutcome(
@@ -578,6 +597,8 @@ class CapabilityService:
         if mind_spec is None:
             return InvocationOutcome(OutcomeKind.DENIED, f"not executed: {why_not}")
         decision = authorize(
+            namespace=inv.namespace,
+            crossings=self._crossings(inv),
             mind=mind_spec,
             capability=inv.capability,
             parameters=inv.parameters,
@@ -595,6 +616,15 @@ class CapabilityService:
         execution = inv.origin.execution().model_copy(
             update={"approval": approval, "approval_uid": approval_uid}
         )
+        done = self._ledger.execution(execution.key())
+        if done is not None:
+            return self._adopt(done[0])  # acted already: spend nothing, repeat nothing
+        # Reaching into another namespace spends the grant held there, approved or not.
+        crossing = decision.grant_namespace, decision.grant
+        if crossing[0] and crossing[1] and not self._consume(crossing[0], crossing[1]):
+            return InvocationOutcome(
+                OutcomeKind.DENIED, "not executed: the grant for the other namespace is used up"
+            )
         evidence: dict[str, JsonValue] = {**inv.evidence, "decidedBy": decided_by}
         return self._execute(
             replace(inv, evidence=evidence), decision, execution, mind_spec, approval=approval

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from minds.domain.capabilities.authority import (
     AuthorityDecision,
+    Crossing,
     Stage,
     authorize,
     commitment_applies,
@@ -64,8 +65,12 @@ def run(
     limits: Mapping[str, Mapping[str, Any]] | None = None,
     require_approval: bool = False,
     check: bool = False,
+    namespace: str = "prod",
+    crossings: Sequence[Crossing] = (),
 ) -> AuthorityDecision:
     return authorize(
+        namespace=namespace,
+        crossings=crossings,
         mind=spec or mind(),
         capability=capability,
         parameters=ATLAS if parameters is None else parameters,
@@ -205,7 +210,8 @@ def test_a_refrain_unless_approval_does_not_soften_a_policy_deny() -> None:
 def test_a_refrain_on_a_capability_glob_and_target_pattern_applies() -> None:
     spec = mind(commitments=[refrain(capability="service.*", target="prod/*")])
     assert run(spec=spec).decision is DENY
-    assert run(parameters={"namespace": "staging", "name": "atlas"}, spec=spec).decision is APPROVE
+    staging = {"namespace": "staging", "name": "atlas"}
+    assert run(parameters=staging, spec=spec, namespace="staging").decision is APPROVE
 
 
 def test_the_first_refrain_that_denies_is_named_even_after_unless_approval_ones() -> None:

@@ -4,11 +4,19 @@ The decision order is fixed and every stage is recorded, so an auditor can repla
 
 1. the capability is registered and not locked by the mind;
 2. its parameters pass the capability's schema (unknown parameters refused);
-3. commitments: a matching ``refrain`` denies; with ``unlessApproval`` it requires approval;
-4. the mind's capability policy (first matching rule wins, else the capability's default);
-5. a live grant covering capability, target and parameters turns "approve" into "allow"
-   (never "deny" into anything), and is consumed once if the action goes ahead;
-6. ``require_approval`` (a step or a commitment-bound intention asks for it) forces approval
+3. the namespace fence: a mind acts only in its own namespace. A workload in another
+   namespace is out of reach unless a live grant *held in that namespace* names this mind
+   (``spec.mind: NAMESPACE/NAME``) and covers capability, target and parameters: only someone
+   entitled to create grants there can have written it. That grant is consumed once if the
+   action goes ahead; it opens the fence and nothing more (the mind's own commitments, policy
+   and approvals still apply);
+4. commitments: a matching ``refrain`` denies; with ``unlessApproval`` it requires approval;
+5. the mind's capability policy (first matching rule wins, else the capability's default);
+6. a live grant of the mind's own namespace covering capability, target and parameters turns
+   "approve" into "allow" (never "deny" into anything), and is consumed once if the action goes
+   ahead. Grants reach only the namespace they are held in, so these never cover a target the
+   fence let through;
+7. ``require_approval`` (a step or a commitment-bound intention asks for it) forces approval
    for a writing capability even where policy or a grant allows.
 
 Approval history is never an input. A check (an observation made to verify an outcome) never
@@ -27,7 +35,13 @@ from pydantic import ValidationError
 
 from minds.domain.base import Model
 from minds.domain.capabilities.policy import GrantView, decide, target_matches
-from minds.domain.capabilities.registry import REGISTRY, CapabilityRegistry, CapabilitySpec
+from minds.domain.capabilities.registry import (
+    REGISTRY,
+    CapabilityRegistry,
+    CapabilitySpec,
+    Targeting,
+    WorkloadParameters,
+)
 from minds.domain.resources.mind import (
     Access,
     Commitment,
@@ -42,6 +56,7 @@ class Stage(StrEnum):
     REGISTERED = "registered"
     LOCKED = "locked"
     PARAMETERS = "parameters"
+    NAMESPACE = "namespace"
     COMMITMENTS = "commitments"
     POLICY = "policy"
     GRANT = "grant"
@@ -62,11 +77,91 @@ class AuthorityDecision(Model):
     trail: tuple[StageResult, ...]
     target: str = ""
     grant: str | None = None
+    grant_namespace: str | None = None
+    """Where ``grant`` is held when it is not the mind's own namespace (the fence's grant)."""
     parameters: dict[str, Any] | None = None
 
     @property
     def reason(self) -> str:
         return self.trail[-1].reason if self.trail else ""
+
+
+class Crossing(Model):
+    """A grant held in another namespace that names this mind as ``NAMESPACE/NAME``."""
+
+    namespace: str
+    grant: GrantView
+    limits: dict[str, Any] = {}
+
+
+def mind_reference(namespace: str, mind: str) -> str:
+    """How a grant in another namespace names a mind."""
+    return f"{namespace}/{mind}"
+
+
+def target_namespace(spec: CapabilitySpec, parameters: Model) -> str | None:
+    """The namespace a capability acts in, or None for targets outside the cluster's
+    namespaces (the controller's host, a web site)."""
+    if spec.targeting is Targeting.WORKLOAD:
+        assert isinstance(parameters, WorkloadParameters)
+        return parameters.namespace
+    return None
+
+
+def requested_namespace(
+    capability: str, parameters: Mapping[str, Any] | None, registry: CapabilityRegistry = REGISTRY
+) -> str | None:
+    """The namespace raw parameters ask to act in, before validation: where to look for
+    crossing grants. The decision itself re-derives it from validated parameters."""
+    spec = registry.get(capability)
+    if spec is None or spec.targeting is not Targeting.WORKLOAD:
+        return None
+    value = (parameters or {}).get("namespace")
+    return value if isinstance(value, str) else None
+
+
+def _fence(
+    trail: list[StageResult],
+    *,
+    namespace: str,
+    where: str | None,
+    capability: str,
+    target: str,
+    values: Mapping[str, Any],
+    aliases: Mapping[str, str],
+    crossings: Sequence[Crossing],
+    now: datetime,
+) -> Crossing | AuthorityDecision | None:
+    """Stage 3: None when the target is in reach without a crossing, the crossing grant that
+    lets the mind reach it, or the denial."""
+    if where is None or where == namespace:
+        return None
+    refusals: list[str] = []
+    for crossing in crossings:
+        if crossing.namespace != where:
+            continue
+        grant = crossing.grant
+        if not (grant.live(now) and grant.covers(capability, target)):
+            continue
+        problems = limit_problems(crossing.limits, values, aliases)
+        if problems:
+            refusals.append(f"grant {where}/{grant.name} does not cover: {'; '.join(problems)}")
+            continue
+        trail.append(
+            StageResult(
+                stage=Stage.NAMESPACE,
+                decision=PolicyDecision.ALLOW,
+                reason=f"grant {where}/{grant.name}, held in {where}, lets this mind of "
+                f"{namespace} use {capability} on {target}",
+            )
+        )
+        return crossing
+    reason = (
+        f"{target} is in namespace {where}, outside the mind's namespace {namespace}: a mind "
+        f"acts only in its own namespace unless a live CapabilityGrant held in {where} names it "
+        f"({namespace}/NAME) for {capability} on {target}"
+    )
+    return _deny(trail, Stage.NAMESPACE, "; ".join([reason, *refusals]), target)
 
 
 def risk_of(spec: CapabilitySpec) -> Risk:
@@ -135,17 +230,21 @@ def _deny(
 
 def authorize(
     *,
+    namespace: str,
     mind: MindSpec,
     capability: str,
     parameters: Mapping[str, Any] | None,
     grants: Sequence[GrantView],
     grant_limits: Mapping[str, Mapping[str, Any]],
     now: datetime,
+    crossings: Sequence[Crossing] = (),
     require_approval: bool = False,
     check: bool = False,
     registry: CapabilityRegistry = REGISTRY,
 ) -> AuthorityDecision:
-    """The decision for one invocation. ``grant_limits`` maps grant name to parameter limits."""
+    """The decision for one invocation by a mind of ``namespace``. ``grants`` are the grants
+    held in ``namespace`` for this mind and ``grant_limits`` maps their names to parameter
+    limits; ``crossings`` are grants held elsewhere that name it."""
     trail: list[StageResult] = []
     spec = registry.get(capability)
     if spec is None:
@@ -167,6 +266,20 @@ def authorize(
     target = spec.target_of(parsed)
     values = parsed.model_dump(mode="json", by_alias=True)
     aliases = {n: f.alias for n, f in spec.parameters.model_fields.items() if f.alias}
+
+    fence = _fence(
+        trail,
+        namespace=namespace,
+        where=target_namespace(spec, parsed),
+        capability=capability,
+        target=target,
+        values=values,
+        aliases=aliases,
+        crossings=crossings,
+        now=now,
+    )
+    if isinstance(fence, AuthorityDecision):
+        return fence
 
     needs_approval: list[str] = []
     for index, commitment in enumerate(mind.commitments):
@@ -196,7 +309,7 @@ def authorize(
     decision = PolicyDecision.APPROVE if needs_approval else policy.decision
 
     grant: str | None = None
-    if decision is PolicyDecision.APPROVE:
+    if decision is PolicyDecision.APPROVE and fence is None:
         for candidate in grants:
             if not (candidate.live(now) and candidate.covers(capability, target)):
                 continue
@@ -222,7 +335,7 @@ def authorize(
             break
 
     if require_approval and not spec.read_only and decision is PolicyDecision.ALLOW:
-        grant = None
+        grant = None  # the approval, not the grant, is what the action will rely on
         decision = PolicyDecision.APPROVE
         trail.append(
             StageResult(
@@ -235,6 +348,16 @@ def authorize(
     if check and decision is not PolicyDecision.ALLOW:
         return _deny(trail, Stage.CHECK, "not observable: a check never asks for approval", target)
 
+    if fence is not None:
+        # The fence's grant is relied on (and consumed) whatever opened the rest of the way.
+        return AuthorityDecision(
+            decision=decision,
+            trail=tuple(trail),
+            target=target,
+            grant=fence.grant.name,
+            grant_namespace=fence.namespace,
+            parameters=values,
+        )
     return AuthorityDecision(
         decision=decision, trail=tuple(trail), target=target, grant=grant, parameters=values
     )

@@ -16,6 +16,9 @@ from pydantic import Field
 from minds.domain.base import Model
 from minds.domain.resources.common import CAPABILITY_NAME, DNS_SUBDOMAIN, cel, cel_rules, immutable
 
+#: A mind's name, optionally preceded by its namespace (a DNS label) and a slash.
+MIND_REFERENCE = r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?" + DNS_SUBDOMAIN.removeprefix("^")
+
 
 class GrantPhase(StrEnum):
     PENDING = "Pending"
@@ -41,7 +44,14 @@ class CapabilityGrantSpec(Model):
         )
     }
 
-    mind: str = Field(max_length=253, pattern=DNS_SUBDOMAIN, json_schema_extra=immutable("mind"))
+    mind: str = Field(
+        max_length=317,
+        pattern=MIND_REFERENCE,
+        description="The mind this grant is for: NAME for a mind of the grant's own namespace, "
+        "NAMESPACE/NAME for a mind of another namespace (a grant lets a mind act only in the "
+        "namespace it is held in).",
+        json_schema_extra=immutable("mind"),
+    )
     capability: str = Field(
         max_length=128, pattern=CAPABILITY_NAME, json_schema_extra=immutable("capability")
     )

@@ -290,6 +290,7 @@ def form(
     authority = None
     if want.means is not None:
         authority = authorize(
+            namespace=want.namespace,
             mind=mind_spec,
             capability=want.means.capability,
             parameters=want.means.parameters,

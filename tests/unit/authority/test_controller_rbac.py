@@ -1,0 +1,49 @@
+"""The chart's controller RBAC and workload policy agree with the code that installs them."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from minds.adapters.drivers.kubernetes import RBAC_RULES
+from minds.devenv.install import (
+    CONTROLLER_POLICIES,
+    WORKLOAD_POLICY,
+    WORKLOADS_ROLE,
+    chart_files,
+    controller_policy,
+    controller_username,
+    repo_root,
+)
+
+FILES = chart_files(repo_root())
+
+
+def test_the_workloads_role_is_exactly_what_the_drivers_need() -> None:
+    role = yaml.safe_load((FILES / "controller-workloads-clusterrole.yaml").read_text())
+
+    assert role["metadata"]["name"] == WORKLOADS_ROLE
+    assert role["rules"] == [dict(rule) for rule in RBAC_RULES]
+
+
+def test_the_controllers_cluster_role_reads_no_pods_logs_or_workloads() -> None:
+    role = yaml.safe_load((FILES / "controller-clusterrole.yaml").read_text())
+    resources = {r for rule in role["rules"] for r in rule["resources"]}
+
+    assert not resources & {"pods", "pods/log", "deployments", "statefulsets", "daemonsets"}
+    assert not any(r.endswith("/scale") or r == "*" for r in resources)
+
+
+def test_the_policy_matches_the_controllers_service_account() -> None:
+    policy = next(yaml.safe_load_all((FILES / WORKLOAD_POLICY).read_text()))
+    (condition,) = policy["spec"]["matchConditions"]
+
+    assert condition["expression"] == f"request.userInfo.username == '{controller_username()}'"
+
+
+@pytest.mark.parametrize("name", CONTROLLER_POLICIES)
+def test_the_policies_follow_another_service_account(name: str) -> None:
+    rendered = controller_policy(repo_root(), name, "ops", "minds")
+
+    assert "'system:serviceaccount:ops:minds'" in rendered
+    assert controller_username() not in rendered
