@@ -300,3 +300,58 @@ def test_an_approved_grant_request_is_granted_by_the_executor_for_a_live_plan_on
     assert grant["metadata"]["annotations"]["minds.dev/granted-by"] == "approver"
     assert grant["spec"]["targetPattern"] == f"{namespace}/atlas-worker"
     assert e2e_ledger.events(namespace=namespace, type="approval_executed")
+
+
+#: An expired lease is the capability's timeout (60 s for service.restart) plus 30 s.
+LEASE_WAIT = 60 + 30 + 60
+UNKNOWN = "outcome unknown; not repeating a non-idempotent action without verification"
+
+
+@pytest.mark.usefixtures("alone")
+def test_an_approved_action_interrupted_by_a_crash_is_resolved_from_the_ledger(
+    cluster: Cluster,
+    namespace: str,
+    e2e_ledger: Ledger,
+    controller_factory: ControllerFactory,
+) -> None:
+    """The executor acts on approvals as on anything else: write-ahead row first. A crash after
+    it blocks the step (the restart may have happened; nobody is asked again, nothing is
+    repeated); a crash before it leaves the step to wait on its Approval and act once."""
+    setup(cluster, namespace, "atlas-worker", "atlas-batch")
+    for plan, workload_name in (("after", "atlas-worker"), ("before", "atlas-batch")):
+        apply(
+            cluster,
+            operator_plan(namespace, plan, [restart(namespace, workload_name)], mind_name=MIND),
+        )
+    asking = controller_factory("asking")
+    asked = {
+        plan: wait_step(cluster, namespace, plan, "P1", "awaiting_approval")["approvalRef"]
+        for plan in ("after", "before")
+    }
+    stop_controller(asking)
+    uids = {plan: plan_body(cluster, namespace, plan)["metadata"]["uid"] for plan in asked}
+
+    for plan, failpoint in (("after", "after-write-ahead"), ("before", "before-write-ahead")):
+        crashing = controller_factory(
+            failpoint, extra_env={"MINDS_FAILPOINTS": f"{failpoint}:service.restart"}
+        )
+        assert decide(cluster, namespace, asked[plan], "Approved", "approver").returncode == 0
+        eventually(lambda h=crashing: not h.alive(), timeout=60, what=f"{failpoint} crash")
+        assert wait_step(cluster, namespace, plan, "P1", "executing")["approvalRef"] == asked[plan]
+    [written] = restarts(e2e_ledger, namespace)[(uids["after"], "P1")]
+    assert e2e_ledger.execution(written.origin_key) == (written, None)
+    assert (uids["before"], "P1") not in restarts(e2e_ledger, namespace)
+
+    controller_factory("normal")
+    # Nothing was written before that crash: the step waits on its Approval again and acts.
+    wait_step(cluster, namespace, "before", "P1", "completed", timeout=LEASE_WAIT)
+    [once] = restarts(e2e_ledger, namespace)[(uids["before"], "P1")]
+    assert once.authority["approval"] == asked["before"]
+    phase(cluster, namespace, asked["before"], "Executed")
+
+    blocked = wait_step(cluster, namespace, "after", "P1", "blocked", timeout=LEASE_WAIT)
+    assert blocked["reason"] == UNKNOWN
+    assert restarts(e2e_ledger, namespace)[(uids["after"], "P1")] == [written]
+    # Nobody was asked twice.
+    listed = json.loads(cluster.kubectl("get", "approvals", "-n", namespace, "-o", "json").stdout)
+    assert sorted(a["metadata"]["name"] for a in listed["items"]) == sorted(asked.values())
