@@ -106,16 +106,18 @@ def approval_tick(
             _wake_asking_plan(memo, namespace, spec)
 
 
+def _deleting(type: str, body: kopf.Body, **_: Any) -> bool:
+    return type == "DELETED" or bool(body.get("metadata", {}).get("deletionTimestamp"))
+
+
 # A raw-event handler: no finalizer holds a Plan's deletion hostage to the controller being up.
 # Missing the event (a controller down at the time) costs only promptness: the Approval timer
 # finds the owner gone and withdraws it just the same.
-@kopf.on.event(API_GROUP, API_VERSION, PLAN.plural)
-def plan_deleted(
-    type: str, namespace: str | None, body: kopf.Body, memo: kopf.Memo, **_: Any
-) -> None:
+@kopf.on.event(API_GROUP, API_VERSION, PLAN.plural, when=_deleting)
+def plan_deleted(namespace: str | None, body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     """A deleted Plan asks nobody anything any more: its open Approvals are withdrawn as soon
     as the deletion starts (kopf's finalizer may hold the object a while longer)."""
-    if namespace is None or (type != "DELETED" and not body["metadata"].get("deletionTimestamp")):
+    if namespace is None:
         return
     memo.wiring.approvals.abandon_plan(
         namespace, body["metadata"]["uid"], f"its plan {body['metadata']['name']} was deleted"
