@@ -124,6 +124,25 @@ def next_transition(spec: ApprovalSpec, status: ApprovalStatus, now: datetime) -
     return None
 
 
+#: The ledger event each phase reached through :func:`next_transition` is recorded as.
+_EVENT_OF = {
+    ApprovalPhase.APPROVED: "approval_approved",
+    ApprovalPhase.DENIED: "approval_denied",
+    ApprovalPhase.EXPIRED: "approval_expired",
+}
+
+
+def recorded_as(spec: ApprovalSpec, status: ApprovalStatus) -> Transition | None:
+    """The ledger record of the phase a status already shows (a decision or an expiry), for
+    writing it again idempotently: if the controller stopped after the status write and before
+    the ledger line, acting (which trusts only the ledger) would otherwise wait forever."""
+    event = _EVENT_OF.get(status.phase)
+    if event is None:
+        return None
+    decided = f"{status.phase.value.lower()} by {spec.decided_by}" if spec.decision else ""
+    return Transition(status, event, decided or status.message or status.phase.value.lower())
+
+
 def withdrawn(status: ApprovalStatus, spec: ApprovalSpec, reason: str) -> ApprovalStatus | None:
     """A mind may withdraw its own request while nobody has decided it."""
     if status.phase is not ApprovalPhase.PENDING or spec.decision is not None:

@@ -25,6 +25,7 @@ from minds.domain.approvals import (
     label_value,
     next_transition,
     orphaned,
+    recorded_as,
     withdrawn,
 )
 from minds.domain.errors import NotFound
@@ -129,6 +130,10 @@ class ApprovalService:
                 message=f"waiting for a person: {what}"[:1024],
             )
         spec = ApprovalSpec.model_validate(body["spec"])
+        status = ApprovalStatus.model_validate(body.get("status") or {})
+        # A controller that stopped between the status write and the ledger line left a phase
+        # the ledger does not know; the ledger is what acting trusts, so it is written now.
+        transition = transition or recorded_as(spec, status)
         if transition is not None:
             payload: dict[str, JsonValue] = {
                 "decidedBy": spec.decided_by,
@@ -142,7 +147,6 @@ class ApprovalService:
                     reason=transition.status.phase.value,
                     message=transition.message,
                 )
-        status = ApprovalStatus.model_validate(body.get("status") or {})
         ignored = ignored_decision(spec, status)
         if ignored is not None and self._record(
             body, "approval_decision_ignored", {"decidedBy": spec.decided_by, "reason": ignored}

@@ -21,6 +21,7 @@ from minds.domain.approvals import (
     label_value,
     next_transition,
     orphaned,
+    recorded_as,
     withdrawn,
 )
 from minds.domain.resources.approval import (
@@ -383,3 +384,34 @@ def test_the_plan_uid_is_part_of_the_name() -> None:
     # plan's Approval, nor its decision.
     first = approval_name(origin(planUid="uid-1"), ACTION)
     assert first != approval_name(origin(planUid="uid-2"), ACTION)
+
+
+@pytest.mark.parametrize(
+    ("s", "phase", "event"),
+    [
+        pytest.param(
+            decided("Approved"), ApprovalPhase.APPROVED, "approval_approved", id="approved"
+        ),
+        pytest.param(decided("Denied"), ApprovalPhase.DENIED, "approval_denied", id="denied"),
+        pytest.param(spec(), ApprovalPhase.EXPIRED, "approval_expired", id="expired"),
+    ],
+)
+def test_a_phase_already_written_is_recorded_under_the_transition_event(
+    s: ApprovalSpec, phase: ApprovalPhase, event: str
+) -> None:
+    # The same event (and so the same idempotency key) next_transition would have recorded.
+    record = recorded_as(s, ApprovalStatus(phase=phase))
+    assert record is not None
+    assert record.event == event
+    transition = next_transition(s, PENDING, EXPIRES if phase is ApprovalPhase.EXPIRED else NOW)
+    assert transition is not None
+    assert transition.event == event
+
+
+@pytest.mark.parametrize(
+    "phase", [ApprovalPhase.PENDING, ApprovalPhase.WITHDRAWN, ApprovalPhase.EXECUTED]
+)
+def test_phases_not_reached_by_a_decision_or_the_clock_are_not_recorded_again(
+    phase: ApprovalPhase,
+) -> None:
+    assert recorded_as(decided("Approved"), ApprovalStatus(phase=phase)) is None
