@@ -32,6 +32,7 @@ from tests.e2e.executor_support import (
     workload,
 )
 from tests.e2e.test_approvals import WHY, decide, restarted_at
+from tests.e2e.test_executor_crash import LEASE_WAIT, UNKNOWN
 from tests.fixtures.cluster import Cluster, ControllerFactory
 from tests.fixtures.waiting import eventually
 
@@ -300,11 +301,6 @@ def test_an_approved_grant_request_is_granted_by_the_executor_for_a_live_plan_on
     assert grant["metadata"]["annotations"]["minds.dev/granted-by"] == "approver"
     assert grant["spec"]["targetPattern"] == f"{namespace}/atlas-worker"
     assert e2e_ledger.events(namespace=namespace, type="approval_executed")
-
-
-#: An expired lease is the capability's timeout (60 s for service.restart) plus 30 s.
-LEASE_WAIT = 60 + 30 + 60
-UNKNOWN = "outcome unknown; not repeating a non-idempotent action without verification"
 
 
 @pytest.mark.usefixtures("alone")

@@ -5,7 +5,7 @@ one plan uid, step, attempt and request. Every doubt fails closed."""
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from minds.domain.approvals import Asker, Recorded, Verdict, authorises
 from minds.domain.resources.approval import ApprovalKind, ApprovalSpec
+from tests.unit.authority.test_approvals import EXPIRES, NOW, origin
+from tests.unit.authority.test_approvals import spec as request
 
-NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
-EXPIRES = NOW + timedelta(hours=1)
 PLAN_UID = "6f1c-uid"
 ASKER = Asker(
     plan_uid=PLAN_UID,
@@ -31,17 +31,9 @@ SEEN = Recorded(approved_at=NOW - timedelta(minutes=1))
 
 
 def spec(**over: Any) -> ApprovalSpec:
-    fields: dict[str, Any] = {
-        "kind": "action",
-        "mind": "caretaker",
-        "capability": "service.restart",
-        "target": "prod/atlas",
-        "parameters": {"namespace": "prod", "name": "atlas"},
-        "explanation": {"what": "restart prod/atlas", "why": "it is degraded"},
-        "origin": {"mind": "caretaker", "plan": "heal", "planUid": PLAN_UID, "step": "P1"},
-        "expiresAt": EXPIRES,
-    }
-    return ApprovalSpec.model_validate(fields | over)
+    """The request ASKER raised (test_approvals' request, bound to the plan's uid)."""
+    bound = {"origin": origin(planUid=PLAN_UID).model_dump(by_alias=True)}
+    return request(**(bound | over))
 
 
 def approved(**over: Any) -> ApprovalSpec:
@@ -121,7 +113,7 @@ def test_an_approval_bound_to_anything_else_is_not_ours(
 
 
 def test_an_approval_without_a_plan_uid_is_not_ours() -> None:
-    legacy = approved(origin={"mind": "caretaker", "plan": "heal", "step": "P1"})
+    legacy = approved(origin=origin().model_dump(by_alias=True))
     assert authorises(legacy, OWNERS, ASKER, SEEN, NOW).verdict is Verdict.NOT_OURS
 
 
@@ -143,7 +135,7 @@ def test_acting_needs_every_condition_at_once(
 ) -> None:
     s = spec(decision=decision, decidedBy="alice") if decision else spec()
     recorded = Recorded(approved_at=approved_at, expired=expired, withdrawn=withdrawn)
-    now = NOW + timedelta(seconds=offset)
+    now = NOW + timedelta(seconds=offset * 30)
     acts = authorises(s, OWNERS if own else [], ASKER, recorded, now).verdict is Verdict.ACT
     assert acts == (
         decision == "Approved"
