@@ -124,23 +124,20 @@ def next_transition(spec: ApprovalSpec, status: ApprovalStatus, now: datetime) -
     return None
 
 
-#: The ledger event each phase reached through :func:`next_transition` is recorded as.
-_EVENT_OF = {
-    ApprovalPhase.APPROVED: "approval_approved",
-    ApprovalPhase.DENIED: "approval_denied",
-    ApprovalPhase.EXPIRED: "approval_expired",
-}
-
-
-def recorded_as(spec: ApprovalSpec, status: ApprovalStatus) -> Transition | None:
-    """The ledger record of the phase a status already shows (a decision or an expiry), for
-    writing it again idempotently: if the controller stopped after the status write and before
-    the ledger line, acting (which trusts only the ledger) would otherwise wait forever."""
-    event = _EVENT_OF.get(status.phase)
-    if event is None:
+def recorded_as(spec: ApprovalSpec, status: ApprovalStatus, now: datetime) -> Transition | None:
+    """The ledger record of the phase a status already shows, for writing it again
+    idempotently: if the controller stopped after the status write and before the ledger line,
+    acting (which trusts only the ledger) would otherwise wait forever. Only what ``spec`` and
+    the clock justify is recorded: a phase that someone wrote into ``status`` by hand (the
+    status subresource is not authority) never reaches the ledger."""
+    if status.phase is ApprovalPhase.PENDING:
         return None
-    decided = f"{status.phase.value.lower()} by {spec.decided_by}" if spec.decision else ""
-    return Transition(status, event, decided or status.message or status.phase.value.lower())
+    justified = next_transition(
+        spec, status.model_copy(update={"phase": ApprovalPhase.PENDING}), now
+    )
+    if justified is None or justified.status.phase is not status.phase:
+        return None
+    return Transition(status, justified.event, justified.message)
 
 
 def withdrawn(status: ApprovalStatus, spec: ApprovalSpec, reason: str) -> ApprovalStatus | None:
@@ -269,6 +266,8 @@ def authorises(
         return Ruling(Verdict.DENIED, f"{spec.decided_by}{note}")
     if spec.decision is Decision.APPROVED:
         if recorded.approved_at is None:
+            if now >= spec.expires_at:
+                return Ruling(Verdict.EXPIRED, "approved, but not recorded before it expired")
             return Ruling(Verdict.WAIT, "approved; the decision is not recorded yet")
         if recorded.approved_at >= spec.expires_at:
             return Ruling(Verdict.EXPIRED, "approved, but only read after it expired")

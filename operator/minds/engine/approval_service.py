@@ -133,7 +133,7 @@ class ApprovalService:
         status = ApprovalStatus.model_validate(body.get("status") or {})
         # A controller that stopped between the status write and the ledger line left a phase
         # the ledger does not know; the ledger is what acting trusts, so it is written now.
-        transition = transition or recorded_as(spec, status)
+        transition = transition or recorded_as(spec, status, now)
         if transition is not None:
             payload: dict[str, JsonValue] = {
                 "decidedBy": spec.decided_by,

@@ -387,25 +387,40 @@ def test_the_plan_uid_is_part_of_the_name() -> None:
 
 
 @pytest.mark.parametrize(
-    ("s", "phase", "event"),
+    ("s", "phase", "event", "now"),
     [
         pytest.param(
-            decided("Approved"), ApprovalPhase.APPROVED, "approval_approved", id="approved"
+            decided("Approved"), ApprovalPhase.APPROVED, "approval_approved", NOW, id="approved"
         ),
-        pytest.param(decided("Denied"), ApprovalPhase.DENIED, "approval_denied", id="denied"),
-        pytest.param(spec(), ApprovalPhase.EXPIRED, "approval_expired", id="expired"),
+        pytest.param(decided("Denied"), ApprovalPhase.DENIED, "approval_denied", NOW, id="denied"),
+        pytest.param(spec(), ApprovalPhase.EXPIRED, "approval_expired", EXPIRES, id="expired"),
     ],
 )
 def test_a_phase_already_written_is_recorded_under_the_transition_event(
-    s: ApprovalSpec, phase: ApprovalPhase, event: str
+    s: ApprovalSpec, phase: ApprovalPhase, event: str, now: datetime
 ) -> None:
     # The same event (and so the same idempotency key) next_transition would have recorded.
-    record = recorded_as(s, ApprovalStatus(phase=phase))
+    record = recorded_as(s, ApprovalStatus(phase=phase), now)
     assert record is not None
     assert record.event == event
-    transition = next_transition(s, PENDING, EXPIRES if phase is ApprovalPhase.EXPIRED else NOW)
-    assert transition is not None
-    assert transition.event == event
+    assert record.status.phase is phase
+
+
+@pytest.mark.parametrize(
+    ("s", "phase", "now"),
+    [
+        pytest.param(spec(), ApprovalPhase.APPROVED, NOW, id="approved-in-status-only"),
+        pytest.param(decided("Denied"), ApprovalPhase.APPROVED, NOW, id="denied-in-spec"),
+        pytest.param(decided("Approved"), ApprovalPhase.DENIED, NOW, id="approved-in-spec"),
+        pytest.param(spec(), ApprovalPhase.EXPIRED, NOW, id="expired-too-early"),
+        pytest.param(decided("Approved"), ApprovalPhase.APPROVED, EXPIRES, id="approved-too-late"),
+    ],
+)
+def test_a_phase_that_spec_and_the_clock_do_not_justify_is_never_recorded(
+    s: ApprovalSpec, phase: ApprovalPhase, now: datetime
+) -> None:
+    # Anyone with the status subresource can write a phase; the ledger records only decisions.
+    assert recorded_as(s, ApprovalStatus(phase=phase), now) is None
 
 
 @pytest.mark.parametrize(
@@ -414,4 +429,4 @@ def test_a_phase_already_written_is_recorded_under_the_transition_event(
 def test_phases_not_reached_by_a_decision_or_the_clock_are_not_recorded_again(
     phase: ApprovalPhase,
 ) -> None:
-    assert recorded_as(decided("Approved"), ApprovalStatus(phase=phase)) is None
+    assert recorded_as(decided("Approved"), ApprovalStatus(phase=phase), NOW) is None

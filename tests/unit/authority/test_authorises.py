@@ -78,6 +78,10 @@ def test_an_expiry_in_the_ledger_ends_it() -> None:
     assert ruling.verdict is Verdict.EXPIRED
 
 
+def test_an_approval_never_recorded_before_the_deadline_expires() -> None:
+    assert authorises(approved(), OWNERS, ASKER, Recorded(), EXPIRES).verdict is Verdict.EXPIRED
+
+
 def test_an_approval_recorded_at_or_after_the_deadline_does_not_count() -> None:
     late = Recorded(approved_at=EXPIRES)
     assert authorises(approved(), OWNERS, ASKER, late, NOW).verdict is Verdict.EXPIRED
