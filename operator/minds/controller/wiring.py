@@ -111,9 +111,7 @@ def build(config: ControllerConfig) -> Wiring:
         clock=utc_now,
         registry=REGISTRY,
     )
-    approvals = ApprovalService(
-        resources=resources, ledger=ledger, events=events, capabilities=capabilities, clock=utc_now
-    )
+    approvals = ApprovalService(resources=resources, ledger=ledger, events=events, clock=utc_now)
     grants = GrantService(resources=resources, ledger=ledger, events=events, clock=utc_now)
     planning = PlanningService(
         resources=resources,
