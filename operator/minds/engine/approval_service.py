@@ -127,7 +127,7 @@ class ApprovalService:
                 body,
                 type_="Normal",
                 reason="Requested",
-                message=f"waiting for a person: {what}"[:1024],
+                message=f"waiting for a person: {what}",
             )
         spec = ApprovalSpec.model_validate(body["spec"])
         status = ApprovalStatus.model_validate(body.get("status") or {})
@@ -237,7 +237,7 @@ class ApprovalService:
             return  # deleted meanwhile; the ledger's execution row is the record
         assert body is not None
         if self._record(body, "approval_executed", {"execution": execution, "outcome": message}):
-            self._events.post(body, type_="Normal", reason="Executed", message=message[:1024])
+            self._events.post(body, type_="Normal", reason="Executed", message=message)
 
     def not_executed(self, namespace: str, name: str, reason: str) -> None:
         """Approved, but the re-check just before acting refused it (a capability locked, a
@@ -255,4 +255,4 @@ class ApprovalService:
             return
         assert body is not None
         if self._record(body, "approval_not_executed", {"reason": reason}):
-            self._events.post(body, type_="Warning", reason="NotExecuted", message=reason[:1024])
+            self._events.post(body, type_="Warning", reason="NotExecuted", message=reason)

@@ -391,14 +391,14 @@ class Executor:
                     body,
                     type_="Warning",
                     reason=type_.removeprefix("plan_"),
-                    message=f"{new.key}: {new.reason or new.status.value}"[:1024],
+                    message=f"{new.key}: {new.reason or new.status.value}",
                 )
             else:
                 self._events.post(
                     body,
                     type_="Normal",
                     reason=type_.removeprefix("plan_"),
-                    message=f"{new.key}: {new.reason or 'done'}"[:1024],
+                    message=f"{new.key}: {new.reason or 'done'}",
                 )
         for effect in effects:
             self._effect(body, plan, new, effect)
@@ -1026,7 +1026,7 @@ class Executor:
             {"step": effect.step, "note": effect.reason},
         ):
             self._events.post(
-                body, type_="Warning", reason="Escalated", message=effect.reason[:1024]
+                body, type_="Warning", reason="Escalated", message=effect.reason
             )
 
     # -- concluding ----------------------------------------------------------------------
@@ -1091,7 +1091,7 @@ class Executor:
         failed = [s for s in status.steps if s.status is StepStatus.FAILED]
         reason = "; ".join(f"{s.key}: {s.reason}" for s in failed)[:2000] or "a step failed"
         if self._event(body, plan, "plan_failed", (), {"progress": status.progress}):
-            self._events.post(body, type_="Warning", reason="Failed", message=reason[:1024])
+            self._events.post(body, type_="Warning", reason="Failed", message=reason)
         if intention.status in (IntentionStatus.FULFILLED, IntentionStatus.ABANDONED):
             return
         self.replan(body, plan, intention, reason)
