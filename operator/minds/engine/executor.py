@@ -1025,9 +1025,7 @@ class Executor:
             (effect.step,),
             {"step": effect.step, "note": effect.reason},
         ):
-            self._events.post(
-                body, type_="Warning", reason="Escalated", message=effect.reason
-            )
+            self._events.post(body, type_="Warning", reason="Escalated", message=effect.reason)
 
     # -- concluding ----------------------------------------------------------------------
 
