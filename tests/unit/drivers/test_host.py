@@ -12,6 +12,7 @@ import pytest
 from minds.adapters.drivers import Drivers, HostDriver
 from minds.adapters.drivers.host import _ATTRS, _row, disk_usage
 from minds.domain.capabilities.registry import REGISTRY
+from tests.fixtures.waiting import eventually
 
 
 @pytest.fixture
@@ -57,6 +58,8 @@ def process_with_a_secret() -> Iterator[subprocess.Popen[bytes]]:
         [sys.executable, "-c", "import time; time.sleep(60)", "--password", "hunter2",
          "--db=postgres://app:pa55word@db/x", "--notify=ops@example.com"]
     )  # fmt: skip
+    # The kernel may show an empty command line for a moment after exec on a loaded machine.
+    eventually(lambda: psutil.Process(child.pid).cmdline(), timeout=10, what="the child's argv")
     yield child
     child.kill()
     child.wait()
