@@ -6,6 +6,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 DEVCLUSTER := .cache/bin/devcluster
+HELM := .cache/bin/helm
+CHART := charts/minds-operator
 STAMP := $(VENV)/.installed
 
 .PHONY: help
@@ -24,23 +26,26 @@ $(STAMP): pyproject.toml
 venv: $(STAMP) ## Create .venv with the package and its test tools.
 
 .PHONY: tools
-tools: ## Check (and on Debian as root, install) the system tools: kubectl, go.
+tools: ## Check (on Debian as root, install) kubectl and go; build helm into .cache/bin.
 	@bash scripts/ensure-tools.sh
+	@bash scripts/build-helm.sh $(HELM)
 
 .PHONY: devcluster
 devcluster: tools ## Build the local control plane (etcd + kube-apiserver) into .cache/bin.
 	@bash tests/cluster/build.sh $(DEVCLUSTER)
 
 .PHONY: crds
-crds: venv ## Regenerate crds/ from the models.
+crds: venv ## Regenerate crds/ and the chart's crds/ from the models.
 	$(BIN)/minds crds generate
 
 .PHONY: lint
-lint: venv ## ruff, mypy (strict on minds.domain), import-linter, CRD drift.
+lint: venv tools ## ruff, mypy, import-linter, CRD drift, helm lint, hadolint.
 	$(BIN)/ruff check .
 	$(BIN)/mypy operator/minds
 	$(BIN)/lint-imports
 	$(BIN)/minds crds generate --check
+	$(HELM) lint --strict $(CHART) -f $(CHART)/ci/lint-values.yaml
+	$(BIN)/hadolint Dockerfile
 
 .PHONY: unit
 unit: venv ## Unit and property tests only (no services).
@@ -48,7 +53,7 @@ unit: venv ## Unit and property tests only (no services).
 
 .PHONY: test
 test: venv devcluster lint ## Every check and test; starts and stops the services it needs.
-	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(BIN)/pytest tests
+	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) MINDS_HELM=$(CURDIR)/$(HELM) $(BIN)/pytest tests
 
 .PHONY: bench
 bench: venv devcluster ## Benchmark the executor on a fresh devcluster; rewrites docs/benchmarks.md.
