@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from minds.adapters.model_endpoints import ModelEndpoints
-from tests.fixtures.helm import CHART, Helm, find
+from tests.fixtures.helm import CHART, LINT_VALUES, Helm, find
 
 FILES = CHART / "files"
 KUBE_VERSION = "1.30.0"
@@ -262,3 +262,12 @@ def test_bad_values_are_refused_with_the_field_named(
 def test_without_migrations_no_owner_secret_is_needed(helm: Helm) -> None:
     objects = helm.objects({"migrations.enabled": False, "database.ownerUrl.secretName": ""})
     assert "Job" not in {o["kind"] for o in objects}
+
+
+def test_helm_lint_strict_passes_and_enforces_the_schema(helm: Helm) -> None:
+    lint = ["lint", "--strict", str(CHART), "-f", str(LINT_VALUES)]
+    helm.run(*lint)
+    refused = helm.run(*lint, "--set-json", "controller.replicas=2", check=False)
+    assert refused.returncode != 0
+    assert "/controller" in refused.stdout + refused.stderr
+    assert "replicas" in refused.stdout + refused.stderr
