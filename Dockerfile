@@ -20,11 +20,11 @@ COPY . /src
 # dependencies only: no test extras, no build tools. Byte-compiled here, because the runtime's
 # root filesystem is read-only and Python could not write its caches there.
 SHELL ["/bin/sh", "-eu", "-c"]
-RUN python -m pip wheel --no-deps --wheel-dir /wheels . \
-    && python -m venv /opt/minds \
+RUN python3 -m venv /opt/minds \
+    && /opt/minds/bin/pip wheel --no-deps --wheel-dir /wheels . \
     && /opt/minds/bin/pip install /wheels/*.whl \
     && /opt/minds/bin/pip uninstall --yes pip \
-    && python -m compileall -q -j 0 /opt/minds
+    && python3 -m compileall -q -j 0 /opt/minds
 
 FROM ${BASE_IMAGE}
 ARG VERSION=0.1.0
