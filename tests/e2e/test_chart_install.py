@@ -18,6 +18,7 @@ import base64
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import uuid
@@ -148,9 +149,16 @@ def test_install_creates_every_object_and_says_what_to_do_next(
     for crd in (CHART / "crds").glob("*.yaml"):
         assert release.kubectl("get", "crd", crd.name.removesuffix(".yaml")).returncode == 0
     notes = release.install_output
-    assert "kubectl apply -n TEAM -f examples/mind.yaml" in notes
-    assert "kubectl get minds,plans,approvals -n TEAM --watch" in notes
-    assert "kubectl minds approve -n TEAM APPROVAL" in notes
+    assert "No namespace is managed yet" not in notes
+    steps = _next_steps(notes)
+    assert steps[0] == "kubectl apply -n TEAM -f examples/mind.yaml"
+    assert steps[1] == "kubectl get minds -n TEAM --watch"
+    assert steps[2].startswith("kubectl patch approval NAME -n TEAM --type=merge")
+
+
+def _next_steps(notes: str) -> list[str]:
+    """The commands NOTES.txt tells a user to type next, in order."""
+    return re.findall(r"^ {2}(?:\d\. [^:]+:)? +(kubectl .+)$", notes, re.MULTILINE)
 
 
 def test_the_service_account_has_exactly_the_documented_rights(release: Release) -> None:
@@ -254,7 +262,13 @@ def test_a_mind_gets_ready_then_upgrade_and_uninstall_keep_crds_minds_and_ledger
     )
     try:
         handle.wait_ready()
-        release.kubectl("apply", "-n", release.team, "-f", str(REPO / "examples" / "mind.yaml"))
+        apply, watch, _approve = (
+            shlex.split(step.replace("TEAM", release.team))[1:]
+            for step in _next_steps(release.install_output)
+        )
+        subprocess.run(
+            ["kubectl", "--kubeconfig", str(release.kubeconfig), *apply], cwd=REPO, check=True
+        )
 
         def ready() -> bool:
             mind = kubectl_json(
@@ -266,6 +280,14 @@ def test_a_mind_gets_ready_then_upgrade_and_uninstall_keep_crds_minds_and_ledger
             )
 
         eventually(ready, timeout=60, what="the Mind is Ready under the chart's ServiceAccount")
+        # The watch NOTES.txt suggests shows the Mind (and would go on until interrupted).
+        with pytest.raises(subprocess.TimeoutExpired) as watching:
+            subprocess.run(
+                ["kubectl", "--kubeconfig", str(release.kubeconfig), *watch],
+                capture_output=True, text=True, timeout=5, check=False,
+            )  # fmt: skip
+        shown = watching.value.stdout or b""
+        assert "atlas-keeper" in (shown.decode() if isinstance(shown, bytes) else shown)
     finally:
         stop_controller(handle)
 
