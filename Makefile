@@ -26,12 +26,18 @@ $(STAMP): pyproject.toml
 venv: $(STAMP) ## Create .venv with the package and its test tools.
 
 .PHONY: tools
-tools: ## Check (on Debian as root, install) kubectl and go; build helm into .cache/bin.
+tools: system-tools helm ## Every tool: kubectl and go checked, helm built into .cache/bin.
+
+.PHONY: system-tools
+system-tools: ## Check (and on Debian as root, install) the system tools: kubectl, go.
 	@bash scripts/ensure-tools.sh
+
+.PHONY: helm
+helm: ## Build helm v4.3.2 from its Go module into .cache/bin (minutes cold, seconds warm).
 	@bash scripts/build-helm.sh $(HELM)
 
 .PHONY: devcluster
-devcluster: tools ## Build the local control plane (etcd + kube-apiserver) into .cache/bin.
+devcluster: system-tools ## Build the local control plane (etcd + kube-apiserver) into .cache/bin.
 	@bash tests/cluster/build.sh $(DEVCLUSTER)
 
 .PHONY: crds
@@ -39,7 +45,7 @@ crds: venv ## Regenerate crds/ and the chart's crds/ from the models.
 	$(BIN)/minds crds generate
 
 .PHONY: lint
-lint: venv tools ## ruff, mypy, import-linter, CRD drift, helm lint, hadolint.
+lint: venv helm ## ruff, mypy, import-linter, CRD drift, helm lint, hadolint.
 	$(BIN)/ruff check .
 	$(BIN)/mypy operator/minds
 	$(BIN)/lint-imports
@@ -48,8 +54,8 @@ lint: venv tools ## ruff, mypy, import-linter, CRD drift, helm lint, hadolint.
 	$(BIN)/hadolint Dockerfile
 
 .PHONY: unit
-unit: venv ## Unit and property tests only (no services).
-	$(BIN)/pytest tests/unit -q
+unit: venv helm ## Unit and property tests only (no services).
+	MINDS_HELM=$(CURDIR)/$(HELM) $(BIN)/pytest tests/unit -q
 
 .PHONY: test
 test: venv devcluster lint ## Every check and test; starts and stops the services it needs.
@@ -60,7 +66,7 @@ bench: venv devcluster ## Benchmark the executor on a fresh devcluster; rewrites
 	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(BIN)/python -m bench.executor_bench
 
 .PHONY: demo
-demo: venv tools ## Start everything, apply examples/mind.yaml, show it becoming Ready.
+demo: venv system-tools ## Start everything, apply examples/mind.yaml, show it becoming Ready.
 ifeq ($(KUBECONFIG),)
 	@bash tests/cluster/build.sh $(DEVCLUSTER)
 	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(BIN)/minds demo

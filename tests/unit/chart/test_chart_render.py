@@ -240,6 +240,8 @@ def test_the_chart_ships_the_generated_crds() -> None:
         ({"database.password": "hunter2"}, "password"),
         ({"replicas": 2}, "'replicas'"),
         ({"serviceAccount.name": "Not_A_Name"}, "/serviceAccount/name"),
+        # The name is spliced into the policies' CEL: a quote must never get through.
+        ({"serviceAccount.name": "x' || true || '"}, "/serviceAccount/name"),
         ({"image.digest": "latest"}, "/image/digest"),
         ({"metrics.port": 0}, "/metrics/port"),
         ({"managedNamespaces": ["Team A"]}, "/managedNamespaces/0"),
