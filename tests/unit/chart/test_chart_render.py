@@ -273,3 +273,24 @@ def test_helm_lint_strict_passes_and_enforces_the_schema(helm: Helm) -> None:
     assert refused.returncode != 0
     assert "/controller" in refused.stdout + refused.stderr
     assert "replicas" in refused.stdout + refused.stderr
+
+
+def test_clusters_older_than_the_admission_policies_are_refused(helm: Helm) -> None:
+    assert helm.template(None, "--kube-version", "1.30.0").returncode == 0
+    old = helm.template(None, "--kube-version", "1.29.9", check=False)
+    assert old.returncode != 0
+    assert ">=1.30.0-0" in old.stderr
+
+
+def test_restricting_egress_keeps_dns(helm: Helm) -> None:
+    egress = [{"to": [{"ipBlock": {"cidr": "10.0.0.0/8"}}]}]
+    policy = find(
+        helm.objects({"networkPolicy.egress": egress}), "NetworkPolicy", "minds-controller"
+    )
+    assert policy["spec"]["policyTypes"] == ["Ingress", "Egress"]
+    assert {"port": 53, "protocol": "UDP"} in policy["spec"]["egress"][0]["ports"]
+    assert policy["spec"]["egress"][1:] == egress
+    open_egress = helm.objects({"networkPolicy.egress": []})
+    assert find(open_egress, "NetworkPolicy", "minds-controller")["spec"]["policyTypes"] == [
+        "Ingress"
+    ]
