@@ -259,6 +259,24 @@ def read_step(key: str, namespace: str, *depends_on: str, **over: Any) -> dict[s
     }
 
 
+def grant_request(key: str, namespace: str) -> dict[str, Any]:
+    return {
+        "key": key,
+        "title": f"ask for logs of atlas-worker ({key})",
+        "kind": "request_capability",
+        "request": {
+            "capability": "logs.query",
+            "targetPattern": f"{namespace}/atlas-worker",
+            "durationSeconds": 1800,
+            "operationCap": 20,
+            "reason": "diagnose atlas-worker",
+            "risk": "logs may contain personal identifiers",
+            "mitigation": "masking on by default",
+            "fallback": "ask the operator",
+        },
+    }
+
+
 def kube_events(cluster: Cluster, namespace: str, name: str) -> str:
     return str(
         cluster.kubectl(

@@ -1,10 +1,12 @@
 """Approvals decided with kubectl patch, against the real API server, admission policy,
-controller process and Postgres."""
+controller process and Postgres. Approvals of actions are raised by a real Plan's executor,
+which alone carries out what a person approved."""
 
 from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -18,7 +20,15 @@ from minds.engine.capability_service import (
     Origin,
     OutcomeKind,
 )
-from tests.e2e.executor_support import apply, deployment, mind
+from tests.e2e.executor_support import (
+    apply,
+    deployment,
+    mind,
+    operator_plan,
+    plan_body,
+    wait_step,
+    workload,
+)
 from tests.fixtures.cluster import Cluster
 from tests.fixtures.waiting import eventually
 
@@ -44,16 +54,44 @@ def setup_mind(cluster: Cluster, namespace: str, **spec: Any) -> None:
     deployment(cluster, namespace)
 
 
-def restart(namespace: str, step: str = "P1", ttl: timedelta | None = None) -> Invocation:
+def restart(namespace: str, ttl: timedelta | None = None) -> Invocation:
+    """A restart asked outside any plan: its Approval follows the lifecycle (pending, decided,
+    expired, withdrawn) but nothing ever acts on it, as no plan's executor follows it."""
     return Invocation(
         namespace=namespace,
         capability="service.restart",
-        parameters={"namespace": namespace, "name": "atlas-worker"},
-        origin=Origin(
-            mind=MIND, intention="i-1", plan="restart-atlas", plan_uid=str(uuid.uuid4()), step=step
-        ),
+        parameters=workload(namespace),
+        origin=Origin(mind=MIND, cycle=f"approvals-{uuid.uuid4().hex[:8]}"),
         explanation=WHY,
         **({"approval_ttl": ttl} if ttl else {}),
+    )
+
+
+PLAN = "restart-atlas"
+
+
+def asked(cluster: Cluster, namespace: str) -> str:
+    """A Plan whose one step restarts the workload; returns the Approval its executor raised."""
+    restart_step = {
+        "key": "P1",
+        "title": "restart atlas-worker",
+        "kind": "capability",
+        "capability": "service.restart",
+        "parameters": workload(namespace),
+    }
+    apply(cluster, operator_plan(namespace, PLAN, [restart_step], mind_name=MIND))
+    return str(wait_step(cluster, namespace, PLAN, "P1", "awaiting_approval")["approvalRef"])
+
+
+def step_invocation(cluster: Cluster, namespace: str) -> Invocation:
+    """The invocation the executor builds from the Plan for its step P1, attempt 1."""
+    uid = plan_body(cluster, namespace, PLAN)["metadata"]["uid"]
+    return Invocation(
+        namespace=namespace,
+        capability="service.restart",
+        parameters=workload(namespace),
+        origin=Origin(mind=MIND, plan=PLAN, plan_uid=uid, step="P1"),
+        explanation=WHY,
     )
 
 
@@ -107,14 +145,9 @@ def restarted_at(cluster: Cluster, namespace: str) -> str | None:
     return annotations.get("kubectl.kubernetes.io/restartedAt")
 
 
-def test_forgery_matrix(
-    cluster: Cluster, namespace: str, capability_service: CapabilityService
-) -> None:
+def test_forgery_matrix(cluster: Cluster, namespace: str) -> None:
     setup_mind(cluster, namespace)
-    pending = capability_service.invoke(restart(namespace))
-    assert pending.kind is OutcomeKind.PENDING
-    name = pending.approval
-    assert name is not None
+    name = asked(cluster, namespace)
     phase(cluster, namespace, name, "Pending")
 
     wrong_name = decide(cluster, namespace, name, "Approved", "alice")
@@ -227,40 +260,42 @@ def test_approve_executes_exactly_once(
     cluster: Cluster, namespace: str, e2e_ledger: Ledger, capability_service: CapabilityService
 ) -> None:
     setup_mind(cluster, namespace)
-    inv = restart(namespace)
-    pending = capability_service.invoke(inv)
-    assert pending.approval is not None
+    name = asked(cluster, namespace)
     assert restarted_at(cluster, namespace) is None
     # Asking again for the same step adopts the same Approval.
-    assert capability_service.invoke(inv).approval == pending.approval
+    inv = replace(step_invocation(cluster, namespace), require_approval=True)
+    assert capability_service.invoke(inv).approval == name
 
-    assert decide(cluster, namespace, pending.approval, "Approved", "approver").returncode == 0
-    done = phase(cluster, namespace, pending.approval, "Executed")
+    assert decide(cluster, namespace, name, "Approved", "approver").returncode == 0
+    done = phase(cluster, namespace, name, "Executed")
     assert "restart requested (health not yet verified)" in done["status"]["message"]
     assert restarted_at(cluster, namespace) is not None
-    assert len(e2e_ledger.executions(namespace=namespace)) == 1
+    [row] = e2e_ledger.executions(namespace=namespace)
+    assert done["status"]["execution"] == str(row.id)
 
-    # Carrying it out again (a replayed handler, a second controller) adopts the record.
-    again = capability_service.execute_approved(approval(cluster, namespace, pending.approval))
+    # Carrying it out again (a replayed follow, a second controller) adopts the record.
+    again = capability_service.execute_approved(
+        step_invocation(cluster, namespace), name, done["metadata"]["uid"], "approver"
+    )
     assert again.kind is OutcomeKind.EXECUTED
+    assert again.execution_id == row.id
     assert len(e2e_ledger.executions(namespace=namespace)) == 1
     [approved] = e2e_ledger.events(namespace=namespace, type="approval_approved")
     assert approved.payload["decidedBy"] == "approver"
 
 
-def test_deny_executes_nothing(
-    cluster: Cluster, namespace: str, e2e_ledger: Ledger, capability_service: CapabilityService
-) -> None:
+def test_deny_executes_nothing(cluster: Cluster, namespace: str, e2e_ledger: Ledger) -> None:
     setup_mind(cluster, namespace)
-    pending = capability_service.invoke(restart(namespace))
-    assert pending.approval is not None
+    name = asked(cluster, namespace)
     assert (
         decide(
-            cluster, namespace, pending.approval, "Denied", "approver", note="wait for the release"
+            cluster, namespace, name, "Denied", "approver", note="wait for the release"
         ).returncode
         == 0
     )
-    phase(cluster, namespace, pending.approval, "Denied")
+    phase(cluster, namespace, name, "Denied")
+    failed = wait_step(cluster, namespace, PLAN, "P1", "failed")
+    assert failed["reason"] == "approval denied: approver: wait for the release"
     assert e2e_ledger.executions(namespace=namespace) == []
     assert restarted_at(cluster, namespace) is None
     [denied] = e2e_ledger.events(namespace=namespace, type="approval_denied")
@@ -297,7 +332,6 @@ def test_withdraw(
         resources=KubeResources(api),
         ledger=e2e_ledger,
         events=KubeEvents(api),
-        capabilities=capability_service,
         clock=lambda: datetime.now(UTC),
     )
     assert approvals.withdraw(namespace, pending.approval, "the workload recovered by itself")

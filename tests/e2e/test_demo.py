@@ -10,6 +10,7 @@ from pathlib import Path
 
 from minds.adapters.ledger import Ledger
 from tests.fixtures.cluster import Cluster
+from tests.fixtures.postgres import LedgerDatabase
 
 
 def minds(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -24,12 +25,17 @@ def minds(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_demo_on_an_existing_cluster_and_postgres(
-    cluster: Cluster, e2e_database_url: str, e2e_ledger: Ledger, tmp_path: Path
+    cluster: Cluster,
+    e2e_ledger_database: LedgerDatabase,
+    e2e_database_url: str,
+    e2e_ledger: Ledger,
+    tmp_path: Path,
 ) -> None:
     env = {
         **os.environ,
         "KUBECONFIG": str(cluster.kubeconfig),
         "MINDS_DATABASE_URL": e2e_database_url,
+        "MINDS_DATABASE_OWNER_URL": e2e_ledger_database.owner_url,
         "COLUMNS": "200",
     }
     state = tmp_path / "dev"
@@ -49,6 +55,10 @@ def test_demo_on_an_existing_cluster_and_postgres(
         assert "atlas-keeper" in table
         assert "True" in table
         assert e2e_ledger.events(namespace="default", mind="atlas-keeper", type="mind_registered")
+        # What the controller wrote, as the application role, is chained and intact.
+        verified = minds("db", "verify", env=env)
+        assert verified.returncode == 0, verified.stdout
+        assert "ledger intact" in verified.stdout
         # While the demo's controller still runs, so its finalizer is released.
         cluster.kubectl("delete", "mind", "atlas-keeper", "-n", "default", "--timeout=60s")
     finally:

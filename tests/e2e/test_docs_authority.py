@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from minds.adapters.ledger import Ledger
-from minds.domain.resources.approval import Explanation
-from minds.engine.capability_service import CapabilityService, Invocation, Origin
+from tests.e2e.executor_support import apply, operator_plan, plan_body, wait_step, workload
 from tests.fixtures.cluster import REPO, Cluster, with_namespace
 from tests.fixtures.docs import kubeconfig_in, sh_commands
 from tests.fixtures.waiting import eventually
@@ -27,25 +26,21 @@ CAPABILITIES_DOC = REPO / "docs" / "capabilities.md"
 AS_APPROVER = ("kubectl auth whoami", "kubectl patch approval", "kubectl minds")
 
 
-def restart_request(capabilities: CapabilityService, namespace: str, step: str) -> str:
-    outcome = capabilities.invoke(
-        Invocation(
-            namespace=namespace,
-            capability="service.restart",
-            parameters={"namespace": namespace, "name": "atlas-worker"},
-            origin=Origin(
-                mind="atlas-keeper",
-                intention="keep-atlas-running",
-                plan="docs",
-                plan_uid=f"{namespace}-docs",
-                step=step,
-            ),
-            explanation=Explanation(what="restart atlas-worker", why="it stopped serving"),
-            batch_key="keep-atlas-running",
-        )
-    )
-    assert outcome.approval is not None, outcome.reason
-    return outcome.approval
+PLAN = "docs"
+
+
+def restart_request(cluster: Cluster, namespace: str, plan: str) -> str:
+    """A Plan whose one step restarts atlas-worker; its executor raises the Approval (and it,
+    nothing else, acts on it once decided). One plan each: a denial fails its own plan only."""
+    restart = {
+        "key": "P1",
+        "title": "restart atlas-worker",
+        "kind": "capability",
+        "capability": "service.restart",
+        "parameters": workload(namespace),
+    }
+    apply(cluster, operator_plan(namespace, plan, [restart], mind_name="atlas-keeper"))
+    return str(wait_step(cluster, namespace, plan, "P1", "awaiting_approval")["approvalRef"])
 
 
 def test_every_documented_command_works(
@@ -53,20 +48,22 @@ def test_every_documented_command_works(
     namespace: str,
     tmp_path: Path,
     e2e_ledger: Ledger,
-    capability_service: CapabilityService,
 ) -> None:
     cluster.kubectl(
         "apply", "-f", "-", input_=with_namespace(REPO / "examples" / "mind.yaml", namespace)
     )
     cluster.kubectl("create", "deployment", "atlas-worker", "--image=busybox", "-n", namespace)
     first, second, third = (
-        restart_request(capability_service, namespace, s) for s in ("P1", "P2", "P3")
+        restart_request(cluster, namespace, plan) for plan in (PLAN, f"{PLAN}-2", f"{PLAN}-3")
     )
+    uid = plan_body(cluster, namespace, PLAN)["metadata"]["uid"]
     substitutions = {
-        "kubectl describe approval": first,
-        "kubectl patch approval": first,
-        "kubectl minds deny": second,
-        "kubectl minds approve": third,
+        "kubectl describe approval": ("<approval>", first),
+        "kubectl patch approval": ("<approval>", first),
+        "kubectl minds deny": ("<approval>", second),
+        "kubectl minds approve": ("<approval>", third),
+        "kubectl get plan": ("<plan>", PLAN),
+        "kubectl get approvals -l minds.dev/plan-uid": ("<plan uid>", uid),
     }
     configs = {
         ctx: kubeconfig_in(cluster.kubeconfig, namespace, ctx, tmp_path / f"{ctx}.kubeconfig")
@@ -77,9 +74,9 @@ def test_every_documented_command_works(
     documented = sh_commands(APPROVALS_DOC) + sh_commands(CAPABILITIES_DOC)
     for command in documented:
         line = command.replace("<your username>", "approver")
-        for prefix, name in substitutions.items():
+        for prefix, (placeholder, value) in substitutions.items():
             if line.startswith(prefix):
-                line = line.replace("<approval>", name)
+                line = line.replace(placeholder, value)
         assert "<" not in line, f"unsubstituted placeholder in {command!r}"
         context = "approver" if line.startswith(AS_APPROVER) else "admin"
         proc = subprocess.run(
@@ -97,6 +94,10 @@ def test_every_documented_command_works(
         assert "approver" in outputs["kubectl auth whoami"]
         assert first in outputs["kubectl get approvals -l minds.dev/mind=atlas-keeper"]
         assert "restart atlas-worker" in outputs["kubectl describe approval <approval>"]
+        assert outputs["kubectl get plan <plan> -o jsonpath='{.metadata.uid}'"] == uid
+        by_plan = outputs["kubectl get approvals -l minds.dev/plan-uid=<plan uid>"]
+        assert first in by_plan
+        assert second not in by_plan
 
         def phase(name: str) -> str:
             obj = json.loads(

@@ -19,6 +19,7 @@ from tests.e2e.executor_support import (
     deployment,
     executions_by_step,
     form_intention,
+    grant_request,
     intention_of,
     intention_status,
     kube_events,
@@ -296,24 +297,6 @@ def test_an_exhausted_budget_blocks_the_step_the_plan_and_suspends_the_intention
     described = cluster.kubectl("describe", "plan", "thrifty", "-n", namespace).stdout
     assert "step_blocked" in described
     assert "step_completed" in described
-
-
-def grant_request(key: str, namespace: str) -> dict[str, Any]:
-    return {
-        "key": key,
-        "title": f"ask for logs of atlas-worker ({key})",
-        "kind": "request_capability",
-        "request": {
-            "capability": "logs.query",
-            "targetPattern": f"{namespace}/atlas-worker",
-            "durationSeconds": 1800,
-            "operationCap": 20,
-            "reason": "diagnose atlas-worker",
-            "risk": "logs may contain personal identifiers",
-            "mitigation": "masking on by default",
-            "fallback": "ask the operator",
-        },
-    }
 
 
 def test_the_sixth_open_request_waits_ten_minutes(

@@ -8,9 +8,7 @@ only ones acting, and brought back afterwards exactly as it was.
 
 from __future__ import annotations
 
-import os
 import signal
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -18,7 +16,7 @@ import pytest
 
 from minds.adapters.ledger import Ledger
 from minds.devenv import process
-from minds.devenv.controller import ControllerHandle, controller_argv
+from minds.devenv.controller import ControllerHandle
 from minds.domain.intentions import IntentionStatus
 from tests.e2e.executor_support import (
     apply,
@@ -48,29 +46,6 @@ from tests.fixtures.waiting import eventually
 LEASE_WAIT = 60 + 30 + 60
 
 UNKNOWN = "outcome unknown; not repeating a non-idempotent action without verification"
-
-
-@pytest.fixture
-def alone(
-    session_controller: ControllerHandle, cluster: Cluster, e2e_database_url: str
-) -> Iterator[None]:
-    """Pause the session controller (it would race the controllers a test starts) and start
-    it again afterwards with the same pid file, log and liveness endpoint."""
-    process.stop(session_controller.pid_file)
-    yield
-    env = {
-        **os.environ,
-        "KUBECONFIG": str(cluster.controller_kubeconfig),
-        "MINDS_DATABASE_URL": e2e_database_url,
-        "PYTHONUNBUFFERED": "1",
-    }
-    process.start(
-        controller_argv(session_controller.liveness_url),
-        pid_file=session_controller.pid_file,
-        log_path=session_controller.log_path,
-        env=env,
-    )
-    process.wait_until(session_controller.healthy, timeout=60, what="session controller back")
 
 
 def restart_then_verify(namespace: str, name: str) -> list[dict]:

@@ -11,10 +11,12 @@ import json
 import re
 import shlex
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import yaml
+from kubernetes.client import CoreV1Api
+from kubernetes.client.exceptions import ApiException
 
 from minds.adapters.kube.client import api_client
 from minds.adapters.model_endpoints import ConfiguredEndpoint, ModelEndpoints
@@ -235,3 +237,75 @@ def test_every_command_in_the_models_doc_makes_a_key_the_controller_sends(
     spec = mind_spec("team-llm", "team-llm-key", "api-key")
     assert propose(cluster, namespace, endpoints(llm), spec) is not None
     assert bearer_tokens(llm) == ["Bearer sk-example"]
+
+
+# --- who may mark a Secret as a model key -----------------------------------------------------
+
+
+@pytest.fixture
+def patcher(cluster: Cluster, namespace: str) -> str:
+    """A user who may create and patch Secrets in the namespace but not read them."""
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": "secret-writer", "namespace": namespace},
+        "rules": [
+            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create", "patch", "update"]}
+        ],
+    }
+    cluster.kubectl("apply", "-f", "-", input_=yaml.safe_dump(role))
+    cluster.kubectl(
+        "create", "rolebinding", "secret-writer", "-n", namespace, "--role=secret-writer",
+        "--user=mallory",
+    )  # fmt: skip
+    return "mallory"
+
+
+def as_user(cluster: Cluster, user: str) -> CoreV1Api:
+    """The API as `user`, through the admin's right to impersonate: unlike kubectl's patch, a
+    client patch does not read the object first, so only admission stands in the way."""
+    api = api_client(str(cluster.kubeconfig))
+    api.set_default_header("Impersonate-User", user)
+    return CoreV1Api(api)
+
+
+def refusal(call: Callable[..., object], *args: object) -> str:
+    with pytest.raises(ApiException) as raised:
+        call(*args)
+    assert raised.value.status == 403
+    return str(raised.value.body)
+
+
+def labels_of(cluster: Cluster, namespace: str, name: str) -> str:
+    return cluster.kubectl(
+        "get", "secret", name, "-n", namespace, "-o", "jsonpath={.metadata.labels}"
+    ).stdout
+
+
+def test_someone_who_cannot_read_a_secret_cannot_mark_it_as_a_model_key(
+    cluster: Cluster, namespace: str, patcher: str
+) -> None:
+    cluster.kubectl("apply", "-f", "-", input_=secret("db", namespace, "password", DB_PASSWORD,
+                                                      model_key=False))  # fmt: skip
+    mallory = as_user(cluster, patcher)
+    labelled = {"metadata": {"labels": {"minds.dev/model-key": "true"}}}
+    patched = refusal(mallory.patch_namespaced_secret, "db", namespace, labelled)
+    assert "only someone who may read Secret" in patched
+    assert f"{patcher} may not get it" in patched
+    fresh = {
+        "metadata": {"name": "fresh", "labels": {"minds.dev/model-key": "true"}},
+        "stringData": {"key": "x"},
+    }
+    assert "may not get it" in refusal(mallory.create_namespaced_secret, namespace, fresh)
+    # The same user may still write Secrets that are not model keys: the policy is that narrow.
+    mallory.patch_namespaced_secret("db", namespace, {"metadata": {"labels": {"team": "atlas"}}})
+    labels = labels_of(cluster, namespace, "db")
+    assert "atlas" in labels
+    assert "minds.dev/model-key" not in labels
+
+
+def test_someone_who_can_read_a_secret_may_mark_it(cluster: Cluster, namespace: str) -> None:
+    cluster.kubectl("apply", "-f", "-", input_=secret("llm", namespace, "api-key", MODEL_KEY,
+                                                      model_key=False))  # fmt: skip
+    cluster.kubectl("label", "secret", "llm", "-n", namespace, "minds.dev/model-key=true")
+    assert "minds.dev/model-key" in labels_of(cluster, namespace, "llm")

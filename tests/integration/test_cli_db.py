@@ -12,9 +12,10 @@ pytestmark = pytest.mark.integration
 
 
 def minds(*args: str, url: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "MINDS_DATABASE_OWNER_URL"}
     return subprocess.run(
         [sys.executable, "-m", "minds.cli.main", *args],
-        env={**os.environ, "MINDS_DATABASE_URL": url},
+        env={**env, "MINDS_DATABASE_URL": url},
         capture_output=True,
         text=True,
         timeout=120,
@@ -28,6 +29,9 @@ def test_status_upgrade_status(database_url: str) -> None:
     assert "minds db upgrade" in before.stdout
     up = minds("db", "upgrade", url=database_url)
     assert up.returncode == 0, up.stderr
+    # No owner URL: it migrates as MINDS_DATABASE_URL, and says what that means.
+    assert "MINDS_DATABASE_OWNER_URL is not set" in up.stderr
+    assert "the controller refuses to run as that role" in up.stderr
     after = minds("db", "status", url=database_url)
     assert after.returncode == 0, after.stdout
     # The password never reaches the terminal.

@@ -35,6 +35,7 @@ from minds.domain.ledger import (
     SubjectRef,
     idempotency_key,
 )
+from tests.fixtures.postgres import LedgerDatabase
 
 pytestmark = pytest.mark.integration
 
@@ -77,9 +78,10 @@ def mind(
 
 
 @pytest.fixture
-def raw(migrated_database_url: str) -> Iterator[psycopg.Connection]:
-    """A plain psycopg connection (autocommit) to the test's migrated database."""
-    url = make_url(migrated_database_url).set(drivername="postgresql")
+def raw(ledger_database: LedgerDatabase) -> Iterator[psycopg.Connection]:
+    """A plain psycopg connection (autocommit) to the test's migrated database, as its owner:
+    what it is refused, only the triggers refuse."""
+    url = make_url(ledger_database.owner_url).set(drivername="postgresql")
     with psycopg.connect(url.render_as_string(hide_password=False), autocommit=True) as conn:
         yield conn
 
@@ -118,8 +120,8 @@ def test_migrations_go_down_and_up_again(database_url: str) -> None:
     assert upgrade(database_url).at_head
 
 
-def test_upgrade_twice_is_harmless(migrated_database_url: str) -> None:
-    assert upgrade(migrated_database_url).at_head
+def test_upgrade_twice_is_harmless(ledger_database: LedgerDatabase) -> None:
+    assert upgrade(ledger_database.owner_url).at_head
 
 
 def test_models_match_the_migrations(migrated_database_url: str) -> None:

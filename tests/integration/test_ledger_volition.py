@@ -24,7 +24,7 @@ def test_want_changes_are_told_once(ledger: Ledger) -> None:
     assert ledger.wants("ns", "m", status="satisfied") == [{"strength": 0.6}]
 
 
-def test_decisions_are_append_only_and_idempotent(ledger: Ledger) -> None:
+def test_decisions_are_append_only_and_idempotent(ledger: Ledger, owner_ledger: Ledger) -> None:
     args = dict(
         namespace="ns",
         mind="m",
@@ -40,7 +40,8 @@ def test_decisions_are_append_only_and_idempotent(ledger: Ledger) -> None:
     [found] = ledger.decisions(namespace="ns", subject=("intention", "i1"))
     assert found.data == {"score": 0.7}
     assert ledger.decisions(namespace="ns", subject=("intention", "other")) == []
-    with pytest.raises(DBAPIError) as caught, ledger.session() as session:
+    # As the owner: the application may not even try (see test_ledger_roles).
+    with pytest.raises(DBAPIError) as caught, owner_ledger.session() as session:
         session.execute(text("UPDATE volition_decisions SET outcome = 'x'"))
     assert caught.value.orig.sqlstate == APPEND_ONLY_SQLSTATE  # type: ignore[union-attr]
 

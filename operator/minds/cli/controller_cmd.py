@@ -22,13 +22,15 @@ def run(
     """Run the controller in the foreground until interrupted."""
     # Imported here: loading the controller package registers kopf handlers, which only this
     # command wants.
-    from minds.adapters.ledger import SchemaError, check_schema
+    from minds.adapters.ledger import LedgerRoleError, SchemaError, check_app_role, check_schema
+    from minds.adapters.log_masking import install_log_masking
     from minds.controller.settings import ConfigError, ControllerConfig
 
     try:
         config = ControllerConfig.from_env()
         check_schema(config.database_url)
-    except (ConfigError, SchemaError) as exc:
+        check_app_role(config.database_url)
+    except (ConfigError, SchemaError, LedgerRoleError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
 
@@ -38,6 +40,7 @@ def run(
 
     kopf.configure(verbose=verbose, log_format=kopf.LogFormat.PLAIN)
     logging.getLogger("kubernetes").setLevel(logging.WARNING)
+    install_log_masking()
     kopf.run(
         standalone=True,
         clusterwide=not namespace,

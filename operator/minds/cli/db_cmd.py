@@ -1,33 +1,63 @@
-"""``minds db``: the ledger's schema."""
+"""``minds db``: the ledger's schema, privileges and hash chains."""
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 import typer
 
 from minds.adapters.ledger import redact_url, schema_status
 from minds.adapters.ledger import upgrade as upgrade_schema
+from minds.adapters.ledger.db import DATABASE_URL_ENV, OWNER_URL_ENV
+from minds.adapters.ledger.privileges import APP_ROLE_ENV, LedgerRoleError
+from minds.adapters.ledger.verify import parse_heads, verify_chains
 
-app = typer.Typer(help="Manage the Postgres ledger schema.", no_args_is_help=True)
+app = typer.Typer(help="Manage the Postgres ledger.", no_args_is_help=True)
 
 URL = typer.Option(
-    None, "--database-url", envvar="MINDS_DATABASE_URL", help="Postgres URL of the ledger."
+    None, "--database-url", envvar=DATABASE_URL_ENV, help="Postgres URL of the ledger."
+)
+OWNER_URL = typer.Option(
+    None,
+    "--owner-url",
+    envvar=OWNER_URL_ENV,
+    help=f"Postgres URL as the ledger's owner role (default: {DATABASE_URL_ENV}).",
+)
+APP_ROLE = typer.Option(
+    None,
+    "--app-role",
+    envvar=APP_ROLE_ENV,
+    help="The role the controller's login belongs to (default minds_app).",
 )
 
 
 def _url(url: str | None) -> str:
     if not url:
-        typer.echo("error: no database: set MINDS_DATABASE_URL or pass --database-url", err=True)
+        typer.echo(f"error: no database: set {DATABASE_URL_ENV} or pass --database-url", err=True)
         raise typer.Exit(2)
     return url
 
 
 @app.command()
-def upgrade(database_url: str | None = URL) -> None:
-    """Apply every migration up to the one this code needs."""
-    url = _url(database_url or os.environ.get("MINDS_DATABASE_URL"))
-    status = upgrade_schema(url)
+def upgrade(
+    owner_url: str | None = OWNER_URL,
+    database_url: str | None = URL,
+    app_role: str | None = APP_ROLE,
+) -> None:
+    """Apply every migration up to the one this code needs, as the owner role, then grant the
+    application role exactly its privileges."""
+    if not owner_url:
+        typer.echo(
+            f"{OWNER_URL_ENV} is not set: migrating as the role of {DATABASE_URL_ENV}, which "
+            "must then own the ledger (the controller refuses to run as that role)",
+            err=True,
+        )
+    url = _url(owner_url or database_url)
+    try:
+        status = upgrade_schema(url, app_role=app_role)
+    except LedgerRoleError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
     typer.echo(f"{redact_url(url)}: {status.describe()}")
 
 
@@ -39,3 +69,35 @@ def status(database_url: str | None = URL) -> None:
     typer.echo(f"{redact_url(url)}: {st.describe()}")
     if not st.at_head:
         raise typer.Exit(1)
+
+
+@app.command()
+def verify(
+    database_url: str | None = URL,
+    heads_file: Path | None = typer.Option(
+        None,
+        "--heads-file",
+        help="Each chain's newest hash from the last run, to check is still in its chain; "
+        "rewritten with today's when the ledger is intact. Keep it where the database's "
+        "owner cannot write.",
+    ),
+) -> None:
+    """Recompute the hash chains of the append-only tables (exit 1 at the first break of any
+    chain, naming table, mind and row, or if a kept head is no longer in its chain)."""
+    url = _url(database_url)
+    try:
+        anchors = parse_heads(heads_file.read_text()) if heads_file and heads_file.exists() else []
+    except ValueError as exc:
+        typer.echo(f"error: --heads-file {heads_file}: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    result = verify_chains(url, anchors)
+    for broken in result.breaks:
+        typer.echo(f"BROKEN {broken.describe()}")
+    for lost in result.lost:
+        typer.echo(f"LOST {lost.line()}: no longer in its chain (history was rewritten)")
+    if not result.intact:
+        raise typer.Exit(1)
+    if heads_file is not None:
+        heads_file.write_text("".join(f"{head.line()}\n" for head in result.heads))
+    checked = f", {len(anchors)} kept heads found" if anchors else ""
+    typer.echo(f"ledger intact: {result.rows} rows in {result.chains} chains{checked}")

@@ -38,6 +38,7 @@ def _up(state_dir: Path, with_controller: bool) -> devstack.Stack:
             state_dir,
             kubeconfig=Path(kubeconfig) if kubeconfig else None,
             database_url=database_url,
+            owner_database_url=os.environ.get("MINDS_DATABASE_OWNER_URL"),
             with_controller=with_controller,
         )
     except Exception as exc:  # the message is the product here: say what failed and stop

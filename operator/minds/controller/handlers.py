@@ -6,6 +6,7 @@ Business rules live in ``minds.domain``; writes happen in ``minds.engine`` throu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from datetime import UTC, datetime
 from typing import Any
@@ -15,6 +16,7 @@ import kopf
 from minds.adapters.kube.people import RELEASE_ANNOTATION
 from minds.controller.settings import ControllerConfig
 from minds.controller.wiring import Wiring, build
+from minds.domain.errors import NotFound
 from minds.domain.resources.common import API_GROUP, API_VERSION
 from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
 
@@ -72,6 +74,8 @@ def _undecided(status: kopf.Status, **_: Any) -> bool:
     return status.get("phase") in (None, "Pending", "Approved")
 
 
+# The Approval handlers validate and record a decision and wake the plan that asked; they never
+# act. The plan's executor carries out what was approved, under its claim on the step.
 @kopf.on.resume(API_GROUP, API_VERSION, APPROVAL.plural)
 @kopf.on.create(API_GROUP, API_VERSION, APPROVAL.plural)
 @kopf.on.update(API_GROUP, API_VERSION, APPROVAL.plural, field="spec")
@@ -79,7 +83,8 @@ def approval_reconcile(
     namespace: str | None, name: str, spec: kopf.Spec, memo: kopf.Memo, **_: Any
 ) -> None:
     assert namespace is not None, "Approvals are namespaced"
-    memo.wiring.approvals.reconcile(namespace, name)
+    with contextlib.suppress(NotFound):
+        memo.wiring.approvals.reconcile(namespace, name)
     _wake_asking_plan(memo, namespace, spec)
 
 
@@ -95,9 +100,28 @@ def approval_tick(
     namespace: str | None, name: str, spec: kopf.Spec, memo: kopf.Memo, **_: Any
 ) -> None:
     assert namespace is not None
-    before = memo.wiring.approvals.reconcile(namespace, name)
-    if before.value != "Pending":
-        _wake_asking_plan(memo, namespace, spec)
+    with contextlib.suppress(NotFound):
+        after = memo.wiring.approvals.reconcile(namespace, name)
+        if (after.get("status") or {}).get("phase") != "Pending":
+            _wake_asking_plan(memo, namespace, spec)
+
+
+def _deleting(type: str, body: kopf.Body, **_: Any) -> bool:
+    return type == "DELETED" or bool(body.get("metadata", {}).get("deletionTimestamp"))
+
+
+# A raw-event handler: no finalizer holds a Plan's deletion hostage to the controller being up.
+# Missing the event (a controller down at the time) costs only promptness: the Approval timer
+# finds the owner gone and withdraws it just the same.
+@kopf.on.event(API_GROUP, API_VERSION, PLAN.plural, when=_deleting)
+def plan_deleted(namespace: str | None, body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+    """A deleted Plan asks nobody anything any more: its open Approvals are withdrawn as soon
+    as the deletion starts (kopf's finalizer may hold the object a while longer)."""
+    if namespace is None:
+        return
+    memo.wiring.approvals.abandon_plan(
+        namespace, body["metadata"]["uid"], f"its plan {body['metadata']['name']} was deleted"
+    )
 
 
 @kopf.on.resume(API_GROUP, API_VERSION, CAPABILITY_GRANT.plural)

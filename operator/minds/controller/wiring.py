@@ -14,7 +14,7 @@ from kubernetes.client import ApiClient
 from minds.adapters.drivers import default_drivers
 from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
 from minds.adapters.kube.secrets import SecretUnavailable, model_key
-from minds.adapters.ledger import Ledger, check_schema
+from minds.adapters.ledger import Ledger, check_app_role, check_schema
 from minds.adapters.model_client import EndpointNotConfigured, ModelClient, RoleNotAssigned
 from minds.adapters.model_endpoints import ModelEndpoints
 from minds.controller.settings import ControllerConfig
@@ -85,8 +85,10 @@ def model_proposer(api: ApiClient, endpoints: ModelEndpoints) -> Proposer:
 
 
 def build(config: ControllerConfig) -> Wiring:
-    """Check the ledger schema first: a controller must never write to a schema it predates."""
+    """Check the ledger first: a controller must never write to a schema it predates, nor
+    as a role that could rewrite what it wrote."""
     check_schema(config.database_url)
+    check_app_role(config.database_url)
     ledger = Ledger.from_url(config.database_url)
     api = api_client(config.kubeconfig, config.context)
     resources = KubeResources(api)
@@ -109,9 +111,7 @@ def build(config: ControllerConfig) -> Wiring:
         clock=utc_now,
         registry=REGISTRY,
     )
-    approvals = ApprovalService(
-        resources=resources, ledger=ledger, events=events, capabilities=capabilities, clock=utc_now
-    )
+    approvals = ApprovalService(resources=resources, ledger=ledger, events=events, clock=utc_now)
     grants = GrantService(resources=resources, ledger=ledger, events=events, clock=utc_now)
     planning = PlanningService(
         resources=resources,

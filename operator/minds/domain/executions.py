@@ -1,7 +1,7 @@
 """Executions: what a mind did through a capability, recorded before and after the act.
 
 The write-ahead row is written before the side effect, keyed by the origin of the invocation
-(plan, step, attempt; or the approval that authorised it). Its outcome is a second row written
+(plan uid, step, attempt; or the cycle of a check). Its outcome is a second row written
 after. A write-ahead row without an outcome is evidence that the action may have happened:
 after a crash, nothing pretends to know more than that.
 """
@@ -20,8 +20,12 @@ Name = Annotated[str, Field(min_length=1, max_length=253)]
 
 
 class ExecutionOrigin(Model):
-    """Where an invocation came from. Exactly one of (plan, step, attempt), approval or cycle
-    identifies it; the origin key is derived from it, never from the clock."""
+    """Where an invocation came from: a plan step (plan uid, step, attempt), or failing that an
+    approval or a cycle. The
+    origin key is derived from that alone, never from the clock nor from the Approval that
+    authorised it: an Approval deleted and re-created (another uid) still names the same step
+    and attempt, so its decision finds the row already written and nothing runs twice.
+    ``approval`` and ``approvalUid`` only say which Approval object was the authority."""
 
     plan: str | None = None
     plan_uid: str | None = None
@@ -32,10 +36,10 @@ class ExecutionOrigin(Model):
     cycle: str | None = None
 
     def key(self) -> str:
-        if self.approval_uid:
-            return idempotency_key("execution", "approval", self.approval_uid)
         if self.plan_uid and self.step and self.attempt:
             return idempotency_key("execution", "step", self.plan_uid, self.step, str(self.attempt))
+        if self.approval_uid:
+            return idempotency_key("execution", "approval", self.approval_uid)
         if self.cycle:
             return idempotency_key("execution", "cycle", self.cycle)
         raise ValueError("an execution origin names a plan step, an approval or a cycle")

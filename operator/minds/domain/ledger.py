@@ -3,21 +3,23 @@
 The ledger is append-only and every write carries a deterministic idempotency key, so replaying a
 transition after a crash never duplicates a row. The key is derived from what identifies the
 transition (for example plan uid + step + attempt + transition), never from the clock or a random
-source. Secrets never reach the ledger unmasked: `mask_secrets` is the one place that decides what
-counts as a secret, and the ledger adapter applies it to every payload it writes.
+source. Secrets and personal data never reach the ledger unmasked: the ledger adapter passes
+every payload, spec and parameter set through `mask_secrets`, free-text columns (an outcome's
+summary and error, evidence notes, procedures) through `mask_note` and an outcome's output
+through `mask_json`: all three apply the rules of `minds.domain.masking`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Annotated, Final
 
 from pydantic import AwareDatetime, Field, JsonValue, field_validator
 
 from minds.domain.base import Model
+from minds.domain.masking import MASK, is_secret_key, mask_json, mask_mapping, mask_text
 
 __all__ = [
     "IDEMPOTENCY_KEY_LENGTH",
@@ -30,6 +32,8 @@ __all__ = [
     "SubjectRef",
     "idempotency_key",
     "is_secret_key",
+    "mask_json",
+    "mask_note",
     "mask_secrets",
 ]
 
@@ -40,8 +44,6 @@ IDEMPOTENCY_KEY_LENGTH: Final = 32
 # Unit separator: cannot appear in Kubernetes names, uids or our transition names, so joining
 # on it keeps ("a", "bc") and ("ab", "c") apart.
 _PART_SEPARATOR: Final = "\x1f"
-
-MASK: Final = "***"
 
 EVENT_TYPE_PATTERN: Final = r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$"
 
@@ -78,50 +80,15 @@ def idempotency_key(*parts: str) -> str:
     return hashlib.sha256(encoded).hexdigest()[:IDEMPOTENCY_KEY_LENGTH]
 
 
-# Key names are compared after lowercasing and dropping everything but letters and digits, so
-# `api_key`, `apiKey` and `API-KEY` are one name. A key is secret when its normalised name ends
-# with one of these: `githubToken` is masked, `maxTokens` and `secretRef` (a reference to a
-# Kubernetes Secret, not its value) are not.
-_SECRET_SUFFIXES: Final = (
-    "password",
-    "passwd",
-    "passphrase",
-    "secret",
-    "token",
-    "apikey",
-    "privatekey",
-    "accesskey",
-    "authorization",
-    "credential",
-    "credentials",
-    "cookie",
-)
-_NOT_ALNUM: Final = re.compile(r"[^a-z0-9]")
-
-
-def is_secret_key(key: str) -> bool:
-    """Whether a payload key names a value that must not be stored in clear."""
-    normalised = _NOT_ALNUM.sub("", key.lower())
-    return normalised.endswith(_SECRET_SUFFIXES)
-
-
 def mask_secrets(payload: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
-    """A copy of the payload with every secret-looking value replaced by `MASK`, at any depth."""
-    return {key: _mask_entry(key, value) for key, value in payload.items()}
+    """A copy of the payload fit for the ledger: secret keys' values replaced by `MASK`, and
+    identifiers and secrets inside free text masked, at any depth (see `minds.domain.masking`)."""
+    return mask_mapping(payload)
 
 
-def _mask_entry(key: str, value: JsonValue) -> JsonValue:
-    if is_secret_key(key):
-        return MASK
-    return _mask_value(value)
-
-
-def _mask_value(value: JsonValue) -> JsonValue:
-    if isinstance(value, Mapping):
-        return {str(k): _mask_entry(str(k), v) for k, v in value.items()}
-    if isinstance(value, Sequence) and not isinstance(value, str):
-        return [_mask_value(item) for item in value]
-    return value
+def mask_note(text: str) -> str:
+    """Free text bound for its own ledger column (a summary, a note), masked."""
+    return mask_text(text)[0]
 
 
 Name = Annotated[str, Field(min_length=1, max_length=253)]

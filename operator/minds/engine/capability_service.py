@@ -10,15 +10,18 @@ What happens next depends on the answer:
 - allow: a grant that made it so is consumed (one operation, by a conditional write), a
   write-ahead execution row is written, the driver acts, and the outcome is recorded.
 
-Approved actions come back through :meth:`execute_approved`, which re-checks everything but
-the need for approval: a capability locked, denied or forbidden by a commitment since the
-person approved is not executed (fail closed).
+Approved actions come back through :meth:`execute_approved`, called by the executor alone,
+under its claim on the step, once :func:`minds.domain.approvals.authorises` found the
+Approval binding for that very step. It re-checks everything but the need for approval (a
+capability locked, denied or forbidden by a commitment since the person approved is not
+executed: fail closed) and writes the same write-ahead row key as the step's own invocation,
+so no Approval object, re-created or not, makes a step act twice.
 """
 
 from __future__ import annotations
 
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Protocol
@@ -52,8 +55,9 @@ from minds.domain.resources.approval import (
     Explanation,
     GrantRequest,
 )
+from minds.domain.resources.common import API_GROUP, API_VERSION
 from minds.domain.resources.grant import CapabilityGrantSpec, CapabilityGrantStatus
-from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND
+from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
 from minds.domain.resources.mind import MindSpec, PolicyDecision
 from minds.engine import failpoints
 from minds.engine.conditional import write_status
@@ -62,6 +66,8 @@ from minds.engine.ports import AlreadyExists, Clock, LedgerPort, NotFound, Resou
 LABEL_MIND = "minds.dev/mind"
 LABEL_BATCH = "minds.dev/batch"
 LABEL_KIND = "minds.dev/request-kind"
+#: The uid of the Plan that asked: its Approvals are found (and withdrawn) by it.
+LABEL_PLAN_UID = "minds.dev/plan-uid"
 ANNOTATION_GRANTED_BY = "minds.dev/granted-by"
 ANNOTATION_APPROVAL = "minds.dev/approval"
 
@@ -130,6 +136,7 @@ class Origin:
             mind=self.mind,
             intention=self.intention,
             plan=self.plan,
+            plan_uid=self.plan_uid,
             step=self.step,
             attempt=self.attempt,
         )
@@ -467,24 +474,37 @@ class CapabilityService:
 
     # -- approvals -----------------------------------------------------------------------
 
-    def _labels(self, mind: str, batch_key: str | None, kind: ApprovalKind) -> dict[str, str]:
-        labels = {LABEL_MIND: label_value(mind), LABEL_KIND: kind.value}
+    def _labels(self, origin: Origin, batch_key: str | None, kind: ApprovalKind) -> dict[str, str]:
+        labels = {LABEL_MIND: label_value(origin.mind), LABEL_KIND: kind.value}
         if batch_key:
             labels[LABEL_BATCH] = label_value(batch_key)
+        if origin.plan_uid:
+            labels[LABEL_PLAN_UID] = label_value(origin.plan_uid)
         return labels
 
     def _create_approval(
         self, namespace: str, origin: Origin, spec: ApprovalSpec, batch_key: str | None
     ) -> str:
         name = approval_name(origin.approval(), spec.kind)
-        body = {
-            "metadata": {
-                "name": name,
-                "namespace": namespace,
-                "labels": self._labels(origin.mind, batch_key, spec.kind),
-            },
-            "spec": spec.to_k8s(),
+        metadata: dict[str, Any] = {
+            "name": name,
+            "namespace": namespace,
+            "labels": self._labels(origin, batch_key, spec.kind),
         }
+        if origin.plan and origin.plan_uid:
+            # The Approval belongs to this one Plan (its uid): a cluster's garbage collector
+            # removes it with the Plan, and the executor acts on it only for that uid.
+            metadata["ownerReferences"] = [
+                {
+                    "apiVersion": f"{API_GROUP}/{API_VERSION}",
+                    "kind": PLAN.kind,
+                    "name": origin.plan,
+                    "uid": origin.plan_uid,
+                    "controller": True,
+                    "blockOwnerDeletion": False,
+                }
+            ]
+        body = {"metadata": metadata, "spec": spec.to_k8s()}
         # A retry after a crash finds the Approval it made: the person is not asked twice.
         with suppress(AlreadyExists):
             self._resources.create(APPROVAL, namespace, body)
@@ -565,67 +585,61 @@ class CapabilityService:
         name = self._create_approval(req.namespace, req.origin, approval, req.batch_key)
         return InvocationOutcome(OutcomeKind.PENDING, f"waiting for approval {name}", approval=name)
 
-    def execute_approved(self, body: dict[str, Any]) -> InvocationOutcome:
-        """Carry out what a person approved, exactly once (the write-ahead row is keyed by
-        the Approval's uid). Everything but the need for approval is checked again."""
-        meta = body["metadata"]
-        namespace, name, uid = meta["namespace"], meta["name"], meta["uid"]
-        approval = ApprovalSpec.model_validate(body["spec"])
-        mind_spec, why_not = self._mind(namespace, approval.mind)
+    def execute_approved(
+        self, inv: Invocation, approval: str, approval_uid: str, decided_by: str | None
+    ) -> InvocationOutcome:
+        """Carry out a step a person approved. Only the executor calls this, under its claim
+        on the step, with the step's own invocation (what the Plan says, which the Approval
+        was checked to match): the write-ahead row has the step's origin key, so the action
+        runs at most once whichever Approval object authorised it. Everything but the need
+        for approval is checked again."""
+        mind_spec, why_not = self._mind(inv.namespace, inv.origin.mind)
         if mind_spec is None:
             return InvocationOutcome(OutcomeKind.DENIED, f"not executed: {why_not}")
-        if approval.kind is ApprovalKind.GRANT:
-            return self._create_grant(namespace, name, approval)
-        origin = Origin(
-            mind=approval.mind,
-            intention=approval.origin.intention,
-            plan=approval.origin.plan,
-            step=approval.origin.step,
-            attempt=approval.origin.attempt,
-        )
-        inv = Invocation(
-            namespace=namespace,
-            capability=approval.capability,
-            parameters=dict(approval.parameters or {}),
-            origin=origin,
-            explanation=approval.explanation,
-            evidence={"approval": name},
-        )
         decision = authorize(
-            namespace=namespace,
+            namespace=inv.namespace,
             crossings=self._crossings(inv),
             mind=mind_spec,
-            capability=approval.capability,
-            parameters=approval.parameters,
+            capability=inv.capability,
+            parameters=inv.parameters,
             grants=[],
             grant_limits={},
             now=self._clock(),
             registry=self._registry,
         )
-        key = idempotency_key("approved", uid)
+        key = idempotency_key("approved", approval_uid)
         self._record_decision(inv, decision, key)
         if decision.decision is PolicyDecision.DENY:
             return InvocationOutcome(
                 OutcomeKind.DENIED, f"not executed: {decision.reason}", decision=decision
             )
-        if decision.target != approval.target:
-            return InvocationOutcome(
-                OutcomeKind.DENIED, "not executed: the parameters no longer name the target"
-            )
+        execution = inv.origin.execution().model_copy(
+            update={"approval": approval, "approval_uid": approval_uid}
+        )
+        done = self._ledger.execution(execution.key())
+        if done is not None:
+            return self._adopt(done[0])  # acted already: spend nothing, repeat nothing
         # Reaching into another namespace spends the grant held there, approved or not.
         crossing = decision.grant_namespace, decision.grant
         if crossing[0] and crossing[1] and not self._consume(crossing[0], crossing[1]):
             return InvocationOutcome(
                 OutcomeKind.DENIED, "not executed: the grant for the other namespace is used up"
             )
-        execution = ExecutionOrigin(
-            approval=name,
-            approval_uid=uid,
-            plan=approval.origin.plan,
-            step=approval.origin.step,
-            attempt=approval.origin.attempt,
+        evidence: dict[str, JsonValue] = {**inv.evidence, "decidedBy": decided_by}
+        return self._execute(
+            replace(inv, evidence=evidence), decision, execution, mind_spec, approval=approval
         )
-        return self._execute(inv, decision, execution, mind_spec, approval=name)
+
+    def create_approved_grant(
+        self, namespace: str, approval_name_: str, approval: ApprovalSpec
+    ) -> InvocationOutcome:
+        """The grant a person approved, created by the executor following the request step.
+        Creating it is idempotent (named after the Approval), so no write-ahead row is needed:
+        a second call finds it and changes nothing."""
+        mind_spec, why_not = self._mind(namespace, approval.mind)
+        if mind_spec is None:
+            return InvocationOutcome(OutcomeKind.DENIED, f"not created: {why_not}")
+        return self._create_grant(namespace, approval_name_, approval)
 
     def _create_grant(
         self, namespace: str, approval_name_: str, approval: ApprovalSpec

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from minds.domain.approvals import approval_name
+from minds.domain.approvals import Asker, Ruling, Verdict, approval_name, authorises
 from minds.domain.beliefs import PredictionRecord, PredictionStatus
 from minds.domain.beliefs import prediction_id as make_prediction_id
 from minds.domain.capabilities.registry import CapabilityRegistry
@@ -41,13 +41,14 @@ from minds.domain.execution.machine import (
     FINAL_STEP,
     RUNNABLE,
     WorkKind,
+    claim_approved,
     next_work,
     settle,
     states,
     summarise,
     with_step,
 )
-from minds.domain.executions import ExecutionOrigin, ExecutionStatus
+from minds.domain.executions import ExecutionStatus
 from minds.domain.intentions import (
     IntentionKind,
     IntentionRecord,
@@ -71,7 +72,7 @@ from minds.domain.planning.model import (
 from minds.domain.procedures import ProceduralMemory, procedure_steps, render_procedure
 from minds.domain.resources.approval import (
     ApprovalKind,
-    ApprovalStatus,
+    ApprovalSpec,
     Explanation,
     GrantRequest,
 )
@@ -96,6 +97,14 @@ log = logging.getLogger(__name__)
 
 #: Transitions one tick applies at most; the rest wait for the next wake-up.
 MAX_TRANSITIONS = 64
+
+#: How a step reads an Approval that will never let it act (see ``after_approval``).
+_REFUSED = {
+    Verdict.DENIED: "Denied",
+    Verdict.EXPIRED: "Expired",
+    Verdict.WITHDRAWN: "Withdrawn",
+    Verdict.NOT_OURS: "Withdrawn",
+}
 
 
 @dataclass(frozen=True)
@@ -123,6 +132,21 @@ def _acted(outcome: InvocationOutcome) -> Acted:
         execution=str(outcome.execution_id) if outcome.execution_id is not None else None,
         approval=outcome.approval,
     )
+
+
+def _leased_to(holder: str, attempts: int) -> Callable[[StepState], bool]:
+    """The step is still executing under our claim, for the attempt we claimed: only then may
+    what we did be written back."""
+
+    def mine(current: StepState) -> bool:
+        return (
+            current.status is StepStatus.EXECUTING
+            and current.lease is not None
+            and current.lease.holder == holder
+            and current.attempts == attempts
+        )
+
+    return mine
 
 
 class Executor:
@@ -227,6 +251,9 @@ class Executor:
                 return TickResult(transitions, None, None)
             if plan.origin is PlanOrigin.DREAM:
                 return TickResult(transitions, None, status.phase)  # dreams never act
+            if body["metadata"].get("deletionTimestamp"):
+                # A plan being deleted acts no more, whatever it was approved to do.
+                return TickResult(transitions, None, None)
             if status.phase not in RUNNABLE:
                 if status.phase in (
                     PlanStatus.COMPLETED,
@@ -364,14 +391,14 @@ class Executor:
                     body,
                     type_="Warning",
                     reason=type_.removeprefix("plan_"),
-                    message=f"{new.key}: {new.reason or new.status.value}"[:1024],
+                    message=f"{new.key}: {new.reason or new.status.value}",
                 )
             else:
                 self._events.post(
                     body,
                     type_="Normal",
                     reason=type_.removeprefix("plan_"),
-                    message=f"{new.key}: {new.reason or 'done'}"[:1024],
+                    message=f"{new.key}: {new.reason or 'done'}",
                 )
         for effect in effects:
             self._effect(body, plan, new, effect)
@@ -401,6 +428,26 @@ class Executor:
                 for a in plan.alternatives
                 if not a.selected
             ][:16],
+        )
+
+    def _invocation(
+        self, body: dict[str, Any], plan: Plan, step: Step, attempt: int
+    ) -> CapabilityInvocation:
+        """What a capability step invokes: built from the Plan alone, whether it runs at once
+        or after a person approved it."""
+        return CapabilityInvocation(
+            namespace=body["metadata"]["namespace"],
+            capability=step.capability or "",
+            parameters=dict(step.parameters or {}),
+            origin=self._origin(body, plan, step, attempt),
+            explanation=self._explanation(plan, step),
+            evidence={
+                "intention": plan.intention,
+                "plan": body["metadata"]["name"],
+                "step": step.key,
+            },
+            require_approval=step.requires_approval,
+            batch_key=plan.intention,
         )
 
     def _check(
@@ -442,16 +489,8 @@ class Executor:
         self, body: dict[str, Any], plan: Plan, step: Step, state: StepState, mind: MindSpec
     ) -> None:
         now = self._clock()
-        holder = self._holder
         attempts = state.attempts
-
-        def mine(current: StepState) -> bool:
-            return (
-                current.status is StepStatus.EXECUTING
-                and current.lease is not None
-                and current.lease.holder == holder
-                and current.attempts == attempts
-            )
+        mine = _leased_to(self._holder, attempts)
 
         all_states = states(PlanResourceStatus.model_validate(body.get("status") or {}))
         if step.kind is StepKind.CAPABILITY:
@@ -463,22 +502,7 @@ class Executor:
                         body, plan, step.key, mine, decided[0], decided[1], lambda s: self._count(s)
                     )
                     return
-            outcome = self._capabilities.invoke(
-                CapabilityInvocation(
-                    namespace=body["metadata"]["namespace"],
-                    capability=step.capability or "",
-                    parameters=dict(step.parameters or {}),
-                    origin=self._origin(body, plan, step, attempts),
-                    explanation=self._explanation(plan, step),
-                    evidence={
-                        "intention": plan.intention,
-                        "plan": body["metadata"]["name"],
-                        "step": step.key,
-                    },
-                    require_approval=step.requires_approval,
-                    batch_key=plan.intention,
-                )
-            )
+            outcome = self._capabilities.invoke(self._invocation(body, plan, step, attempts))
             new, effects = after_act(step, state, _acted(outcome), now)
             raised = 1 if outcome.kind is OutcomeKind.PENDING else 0
             self._apply(
@@ -600,6 +624,26 @@ class Executor:
 
     # -- following approvals -------------------------------------------------------------
 
+    def _asker(self, body: dict[str, Any], step: Step, state: StepState) -> Asker | None:
+        """The step as the Plan says it, which its Approval must match exactly."""
+        common = {"plan_uid": body["metadata"]["uid"], "step": step.key, "attempt": state.attempts}
+        if step.kind is StepKind.REQUEST_CAPABILITY:
+            assert step.request is not None
+            return Asker(
+                kind=ApprovalKind.GRANT,
+                capability=step.request.capability,
+                target=step.request.target_pattern,
+                **common,
+            )
+        spec = self._registry.get(step.capability or "")
+        if spec is None:
+            return None
+        try:
+            target = spec.target_of(spec.parse(step.parameters))
+        except ValidationError:
+            return None
+        return Asker(kind=ApprovalKind.ACTION, capability=spec.name, target=target, **common)
+
     def _follow(
         self,
         body: dict[str, Any],
@@ -608,61 +652,130 @@ class Executor:
         status: PlanResourceStatus,
         now: datetime,
     ) -> bool:
+        """Look at the Approval a step waits on; act if it authorises the step now."""
         state = states(status)[step.key]
         name = state.approval_ref
         if not name:
             return False
-        try:
-            approval = self._resources.get(APPROVAL, body["metadata"]["namespace"], name)
-        except NotFound:
-            decided: tuple[StepState, list[Effect]] = (
-                state.model_copy(
-                    update={
-                        "status": StepStatus.FAILED,
-                        "lease": None,
-                        "finished_at": now,
-                        "reason": f"approval {name} disappeared",
-                    }
-                ),
-                [],
-            )
-        else:
-            phase_status = ApprovalStatus.model_validate(approval.get("status") or {})
-            outcome: Acted | None = None
-            if phase_status.phase.value == "Executed" and step.kind is StepKind.CAPABILITY:
-                outcome = self._approved_outcome(approval)
-                if outcome is None:
-                    return False
-            spec = approval.get("spec") or {}
-            message = spec.get("note") or phase_status.message or ""
-            if spec.get("decidedBy"):
-                message = f"{spec['decidedBy']}: {message}"
-            found = after_approval(step, state, phase_status.phase.value, message, now, outcome)
-            if found is None:
-                return False
-            decided = found
         waiting = state.status
-        return self._apply(
+
+        def same(current: StepState) -> bool:
+            return current.status is waiting and current.approval_ref == name
+
+        try:
+            approval = self._approvals.reconcile(
+                body["metadata"]["namespace"], name, owner_checked=True
+            )
+        except NotFound:
+            gone = state.model_copy(
+                update={
+                    "status": StepStatus.FAILED,
+                    "lease": None,
+                    "finished_at": now,
+                    "reason": f"approval {name} disappeared",
+                }
+            )
+            return self._apply(body, plan, step.key, same, gone, [])
+        spec = ApprovalSpec.model_validate(approval["spec"])
+        asker = self._asker(body, step, state)
+        if asker is None:
+            ruling = Ruling(Verdict.NOT_OURS, "the step names no target an approval could cover")
+        else:
+            owners = [
+                ref.get("uid", "")
+                for ref in approval["metadata"].get("ownerReferences") or []
+                if ref.get("kind") == PLAN.kind
+            ]
+            recorded = self._approvals.recorded(approval["metadata"]["uid"])
+            ruling = authorises(spec, owners, asker, recorded, now)
+        if ruling.verdict is Verdict.WAIT:
+            return False
+        if ruling.verdict is Verdict.ACT:
+            act = (
+                self._grant_approved if waiting is StepStatus.AWAITING_GRANT else self._act_approved
+            )
+            return act(body, plan, step, state, approval, now)
+        found = after_approval(step, state, _REFUSED[ruling.verdict], ruling.reason, now, None)
+        assert found is not None
+        return self._apply(body, plan, step.key, same, found[0], found[1])
+
+    def _grant_approved(
+        self,
+        body: dict[str, Any],
+        plan: Plan,
+        step: Step,
+        state: StepState,
+        approval: dict[str, Any],
+        now: datetime,
+    ) -> bool:
+        """A grant is authority, not an action on the world: creating it is idempotent (named
+        after the Approval), so it needs no claim; it is still the executor's to do, under the
+        same rules, so no grant is ever made for a plan that is gone."""
+        namespace, name = body["metadata"]["namespace"], approval["metadata"]["name"]
+        spec = ApprovalSpec.model_validate(approval["spec"])
+        outcome = self._capabilities.create_approved_grant(namespace, name, spec)
+        if outcome.kind is OutcomeKind.DENIED:
+            new, effects = after_act(step, state, _acted(outcome), now)
+        else:
+            found = after_approval(step, state, "Executed", "", now, None)
+            assert found is not None
+            new, effects = found
+        ok = self._apply(
             body,
             plan,
             step.key,
-            lambda s: s.status is waiting and s.approval_ref == name,
-            decided[0],
-            decided[1],
+            lambda s: s.status is state.status and s.approval_ref == name,
+            new,
+            effects,
         )
+        self._settle_approval(namespace, name, outcome)
+        return ok
 
-    def _approved_outcome(self, approval: dict[str, Any]) -> Acted | None:
-        origin = ExecutionOrigin(approval_uid=approval["metadata"]["uid"])
-        found = self._ledger.execution(origin.key())
-        if found is None or found[1] is None:
-            return None
-        record, outcome = found
-        kind = ActKind.EXECUTED if outcome.status is ExecutionStatus.EXECUTED else ActKind.FAILED
-        return Acted(
-            kind=kind,
-            summary=outcome.summary,
-            fields=dict(outcome.fields),
-            execution=str(record.id),
+    def _act_approved(
+        self,
+        body: dict[str, Any],
+        plan: Plan,
+        step: Step,
+        state: StepState,
+        approval: dict[str, Any],
+        now: datetime,
+    ) -> bool:
+        """The approved action, run by the executor alone: first a claim with a lease (two
+        controllers, or a handler and a daemon, never both get past it), then the step's own
+        invocation under the step's origin key (the write-ahead row makes it at most once)."""
+        meta = approval["metadata"]
+        namespace, name = body["metadata"]["namespace"], meta["name"]
+        claimed = claim_approved(step, state, now, self._holder, self._timeouts, plan)
+        if not self._apply(
+            body,
+            plan,
+            step.key,
+            lambda s: s.status is StepStatus.AWAITING_APPROVAL and s.approval_ref == name,
+            claimed,
+            [],
+        ):
+            return False
+        attempts = state.attempts
+        mine = _leased_to(self._holder, attempts)
+
+        spec = ApprovalSpec.model_validate(approval["spec"])
+        outcome = self._capabilities.execute_approved(
+            self._invocation(body, plan, step, attempts), name, meta["uid"], spec.decided_by
+        )
+        found = after_approval(step, claimed, "Executed", "", self._clock(), _acted(outcome))
+        assert found is not None
+        self._apply(body, plan, step.key, mine, found[0], found[1])
+        self._settle_approval(namespace, name, outcome)
+        return True
+
+    def _settle_approval(self, namespace: str, name: str, outcome: InvocationOutcome) -> None:
+        """The Approval's status and the ledger say what the executor did with it."""
+        if outcome.kind is OutcomeKind.DENIED:
+            self._approvals.not_executed(namespace, name, outcome.reason)
+            return
+        execution = str(outcome.execution_id or outcome.approval or "")
+        self._approvals.executed(
+            namespace, name, execution, f"{outcome.kind.value}: {outcome.reason}"
         )
 
     # -- recovering ----------------------------------------------------------------------
@@ -709,13 +822,48 @@ class Executor:
             new, effects = after_act(
                 step, state, Acted(kind, outcome.summary, dict(outcome.fields), str(record.id)), now
             )
-            return self._apply(body, plan, step.key, same, new, effects)
+            if state.approval_ref:
+                resumed = Effect(EffectKind.FULFIL_SUBORDINATE, step.key, "approved and executed")
+                effects = [
+                    Effect(EffectKind.RESUME_INTENTION, step.key, "approved and executed"),
+                    resumed,
+                    *effects,
+                ]
+            ok = self._apply(body, plan, step.key, same, new, effects)
+            if ok and state.approval_ref:
+                self._approvals.executed(
+                    body["metadata"]["namespace"],
+                    state.approval_ref,
+                    str(record.id),
+                    f"{kind.value}: {outcome.summary}",
+                )
+            return ok
+        spec = self._registry[step.capability]
+        if found is not None:
+            # A write-ahead row without an outcome: the action may have happened. Whether a
+            # person approved it or not, it is not repeated blindly.
+            if spec.read_only or spec.idempotent:
+                return self._apply(body, plan, step.key, same, retry, [])
+            reason = "outcome unknown; not repeating a non-idempotent action without verification"
+            blocked = state.model_copy(
+                update={"status": StepStatus.BLOCKED, "lease": None, "reason": reason}
+            )
+            return self._apply(
+                body,
+                plan,
+                step.key,
+                same,
+                blocked,
+                [Effect(EffectKind.UNVERIFIED_INTENTION, step.key, reason)],
+            )
         name = approval_name(origin.approval(), ApprovalKind.ACTION)
         try:
             self._resources.get(APPROVAL, body["metadata"]["namespace"], name)
         except NotFound:
             pass
         else:
+            # Nothing was written: the step waits on its Approval again (an approved one is
+            # claimed and acted on by whoever follows it next).
             new, effects = after_act(
                 step,
                 state,
@@ -723,30 +871,14 @@ class Executor:
                 now,
             )
             return self._apply(body, plan, step.key, same, new, effects)
-        spec = self._registry[step.capability]
-        if found is None:
-            # No write-ahead row: the action never started. Run it, as the same attempt.
-            return self._apply(
-                body,
-                plan,
-                step.key,
-                same,
-                retry.model_copy(update={"attempts": max(0, state.attempts - 1)}),
-                [],
-            )
-        if spec.read_only or spec.idempotent:
-            return self._apply(body, plan, step.key, same, retry, [])
-        reason = "outcome unknown; not repeating a non-idempotent action without verification"
-        blocked = state.model_copy(
-            update={"status": StepStatus.BLOCKED, "lease": None, "reason": reason}
-        )
+        # No write-ahead row: the action never started. Run it, as the same attempt.
         return self._apply(
             body,
             plan,
             step.key,
             same,
-            blocked,
-            [Effect(EffectKind.UNVERIFIED_INTENTION, step.key, reason)],
+            retry.model_copy(update={"attempts": max(0, state.attempts - 1)}),
+            [],
         )
 
     def release(self, namespace: str, name: str, key: str, by: str) -> bool:
@@ -893,9 +1025,7 @@ class Executor:
             (effect.step,),
             {"step": effect.step, "note": effect.reason},
         ):
-            self._events.post(
-                body, type_="Warning", reason="Escalated", message=effect.reason[:1024]
-            )
+            self._events.post(body, type_="Warning", reason="Escalated", message=effect.reason)
 
     # -- concluding ----------------------------------------------------------------------
 
@@ -909,6 +1039,10 @@ class Executor:
         if intention.plan not in (None, meta["name"]):
             return  # the intention has moved on to another plan
         if status.phase is PlanStatus.COMPLETED:
+            # Nothing of a finished plan waits on a person any more.
+            self._approvals.abandon_plan(
+                meta["namespace"], meta["uid"], "the plan that asked completed"
+            )
             if self._event(body, plan, "plan_completed", (), {"progress": status.progress}):
                 self._events.post(
                     body, type_="Normal", reason="Completed", message="plan completed"
@@ -955,7 +1089,7 @@ class Executor:
         failed = [s for s in status.steps if s.status is StepStatus.FAILED]
         reason = "; ".join(f"{s.key}: {s.reason}" for s in failed)[:2000] or "a step failed"
         if self._event(body, plan, "plan_failed", (), {"progress": status.progress}):
-            self._events.post(body, type_="Warning", reason="Failed", message=reason[:1024])
+            self._events.post(body, type_="Warning", reason="Failed", message=reason)
         if intention.status in (IntentionStatus.FULFILLED, IntentionStatus.ABANDONED):
             return
         self.replan(body, plan, intention, reason)
@@ -984,18 +1118,13 @@ class Executor:
         _, ok = write_status(self._resources, PLAN, meta["namespace"], meta["name"], mark)
         if not ok:
             return False
-        for state in states(PlanResourceStatus.model_validate(body.get("status") or {})).values():
-            if state.approval_ref and state.status in (
-                StepStatus.AWAITING_APPROVAL,
-                StepStatus.AWAITING_GRANT,
-            ):
-                self._approvals.withdraw(
-                    meta["namespace"],
-                    state.approval_ref,
-                    "the plan that asked was replaced"
-                    if phase is PlanStatus.REPLANNING
-                    else "the plan that asked failed",
-                )
+        self._approvals.abandon_plan(
+            meta["namespace"],
+            meta["uid"],
+            "the plan that asked was replaced"
+            if phase is PlanStatus.REPLANNING
+            else "the plan that asked failed",
+        )
         return True
 
     def replan(

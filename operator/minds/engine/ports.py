@@ -62,5 +62,8 @@ class ResourcePort(Protocol):
 
 class EventPort(Protocol):
     def post(self, body: dict[str, Any], *, type_: str, reason: str, message: str) -> None:
-        """Post a Kubernetes Event about ``body`` (best effort: an Event is not the record)."""
+        """Post a Kubernetes Event about ``body`` (best effort: an Event is not the record).
+
+        The adapter masks the message and then cuts it to what an Event holds; callers pass it
+        whole, since a cut made first could leave half a secret that no rule recognises."""
         ...

@@ -14,10 +14,14 @@ from hypothesis import strategies as st
 from minds.domain.approvals import (
     DEFAULT_TTL,
     FINAL,
+    abandoned,
     approval_name,
     executed,
+    ignored_decision,
     label_value,
     next_transition,
+    orphaned,
+    recorded_as,
     withdrawn,
 )
 from minds.domain.resources.approval import (
@@ -225,10 +229,20 @@ def test_without_a_decision_the_request_expires_at_the_deadline(late: timedelta)
     assert step.event == "approval_expired"
 
 
-def test_a_decision_read_after_the_deadline_still_counts() -> None:
-    step = next_transition(decided("Approved"), PENDING, EXPIRES + timedelta(minutes=5))
+@pytest.mark.parametrize("late", [timedelta(0), timedelta(minutes=5)])
+def test_an_approval_first_read_after_the_deadline_fails_closed(late: timedelta) -> None:
+    # Nobody can prove the decision arrived in time (managed fields are client-writable).
+    step = next_transition(decided("Approved"), PENDING, EXPIRES + late)
     assert step is not None
-    assert step.status.phase is ApprovalPhase.APPROVED
+    assert step.status.phase is ApprovalPhase.EXPIRED
+    assert step.event == "approval_expired"
+    assert "alice" in step.message
+
+
+def test_a_denial_read_after_the_deadline_still_counts() -> None:
+    step = next_transition(decided("Denied"), PENDING, EXPIRES + timedelta(minutes=5))
+    assert step is not None
+    assert step.status.phase is ApprovalPhase.DENIED
 
 
 @pytest.mark.parametrize("phase", [p for p in ApprovalPhase if p is not ApprovalPhase.PENDING])
@@ -288,3 +302,131 @@ def test_executed_records_when_and_which_execution() -> None:
     assert after.message == "restart requested"
     assert after.decided_at == NOW
     assert approved.phase is ApprovalPhase.APPROVED  # the input is not changed
+
+
+def test_an_execution_also_ends_a_withdrawal_that_lost_the_race() -> None:
+    late = ApprovalStatus(phase=ApprovalPhase.WITHDRAWN, message="its plan failed")
+    assert executed(late, NOW, "7", "restart requested").phase is ApprovalPhase.EXECUTED
+
+
+# -- abandoning: the plan is gone or finished ------------------------------------------------
+
+
+@pytest.mark.parametrize("phase", [ApprovalPhase.PENDING, ApprovalPhase.APPROVED])
+def test_an_unspent_approval_is_abandoned_decided_or_not(phase: ApprovalPhase) -> None:
+    after = abandoned(ApprovalStatus(phase=phase), "its plan heal was deleted")
+    assert after is not None
+    assert after.phase is ApprovalPhase.WITHDRAWN
+    assert after.message == "its plan heal was deleted"
+
+
+@pytest.mark.parametrize(
+    "phase",
+    [ApprovalPhase.DENIED, ApprovalPhase.EXPIRED, ApprovalPhase.WITHDRAWN, ApprovalPhase.EXECUTED],
+)
+def test_a_spent_approval_stays_as_it_is(phase: ApprovalPhase) -> None:
+    assert abandoned(ApprovalStatus(phase=phase), "its plan was deleted") is None
+
+
+@pytest.mark.parametrize("phase", [ApprovalPhase.WITHDRAWN, ApprovalPhase.EXPIRED])
+def test_a_decision_on_a_withdrawn_or_expired_approval_is_ignored_and_named(
+    phase: ApprovalPhase,
+) -> None:
+    said = ignored_decision(decided("Approved"), ApprovalStatus(phase=phase))
+    assert said is not None
+    assert "alice" in said
+    assert "not acted on" in said
+
+
+@pytest.mark.parametrize(
+    ("s", "phase"),
+    [
+        pytest.param(spec(), ApprovalPhase.WITHDRAWN, id="undecided"),
+        pytest.param(decided("Approved"), ApprovalPhase.PENDING, id="still-pending"),
+        pytest.param(decided("Approved"), ApprovalPhase.EXECUTED, id="executed"),
+    ],
+)
+def test_nothing_to_ignore_otherwise(s: ApprovalSpec, phase: ApprovalPhase) -> None:
+    assert ignored_decision(s, ApprovalStatus(phase=phase)) is None
+
+
+PLAN_UID = "plan-uid-1"
+
+
+@pytest.mark.parametrize(
+    ("uid", "phase", "expected"),
+    [
+        pytest.param(PLAN_UID, "awaiting_approval", None, id="alive"),
+        pytest.param(None, None, "was deleted", id="deleted"),
+        pytest.param("plan-uid-2", "validated", "a new plan has the same name", id="re-created"),
+        pytest.param(PLAN_UID, "completed", "is completed", id="completed"),
+        pytest.param(PLAN_UID, "failed", "is failed", id="failed"),
+        pytest.param(PLAN_UID, "superseded", "is superseded", id="superseded"),
+    ],
+)
+def test_an_approval_is_orphaned_when_its_plan_is_gone_or_finished(
+    uid: str | None, phase: str | None, expected: str | None
+) -> None:
+    reason = orphaned(origin(planUid=PLAN_UID), uid, phase)
+    if expected is None:
+        assert reason is None
+    else:
+        assert reason is not None
+        assert expected in reason
+
+
+def test_an_approval_raised_outside_a_plan_is_never_orphaned() -> None:
+    assert orphaned(origin(plan=None), None, None) is None
+
+
+def test_the_plan_uid_is_part_of_the_name() -> None:
+    # A Plan re-created under the same name asks under another name: it cannot adopt the old
+    # plan's Approval, nor its decision.
+    first = approval_name(origin(planUid="uid-1"), ACTION)
+    assert first != approval_name(origin(planUid="uid-2"), ACTION)
+
+
+@pytest.mark.parametrize(
+    ("s", "phase", "event", "now"),
+    [
+        pytest.param(
+            decided("Approved"), ApprovalPhase.APPROVED, "approval_approved", NOW, id="approved"
+        ),
+        pytest.param(decided("Denied"), ApprovalPhase.DENIED, "approval_denied", NOW, id="denied"),
+        pytest.param(spec(), ApprovalPhase.EXPIRED, "approval_expired", EXPIRES, id="expired"),
+    ],
+)
+def test_a_phase_already_written_is_recorded_under_the_transition_event(
+    s: ApprovalSpec, phase: ApprovalPhase, event: str, now: datetime
+) -> None:
+    # The same event (and so the same idempotency key) next_transition would have recorded.
+    record = recorded_as(s, ApprovalStatus(phase=phase), now)
+    assert record is not None
+    assert record.event == event
+    assert record.status.phase is phase
+
+
+@pytest.mark.parametrize(
+    ("s", "phase", "now"),
+    [
+        pytest.param(spec(), ApprovalPhase.APPROVED, NOW, id="approved-in-status-only"),
+        pytest.param(decided("Denied"), ApprovalPhase.APPROVED, NOW, id="denied-in-spec"),
+        pytest.param(decided("Approved"), ApprovalPhase.DENIED, NOW, id="approved-in-spec"),
+        pytest.param(spec(), ApprovalPhase.EXPIRED, NOW, id="expired-too-early"),
+        pytest.param(decided("Approved"), ApprovalPhase.APPROVED, EXPIRES, id="approved-too-late"),
+    ],
+)
+def test_a_phase_that_spec_and_the_clock_do_not_justify_is_never_recorded(
+    s: ApprovalSpec, phase: ApprovalPhase, now: datetime
+) -> None:
+    # Anyone with the status subresource can write a phase; the ledger records only decisions.
+    assert recorded_as(s, ApprovalStatus(phase=phase), now) is None
+
+
+@pytest.mark.parametrize(
+    "phase", [ApprovalPhase.PENDING, ApprovalPhase.WITHDRAWN, ApprovalPhase.EXECUTED]
+)
+def test_phases_not_reached_by_a_decision_or_the_clock_are_not_recorded_again(
+    phase: ApprovalPhase,
+) -> None:
+    assert recorded_as(decided("Approved"), ApprovalStatus(phase=phase), NOW) is None

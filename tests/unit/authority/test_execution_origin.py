@@ -58,12 +58,18 @@ def test_attempts_differ_keys_differ(a: int, b: int) -> None:
     assert (key(**(STEP | {"attempt": a})) == key(**(STEP | {"attempt": b}))) is (a == b)
 
 
-def test_an_approval_uid_identifies_the_execution_before_anything_else() -> None:
+def test_an_approved_step_is_keyed_by_the_step_not_by_the_approval_object() -> None:
+    # An Approval deleted and re-created gets another uid: its decision must find the row the
+    # first one's execution wrote, so the step's origin decides the key.
     approved = key(**STEP, approval="caretaker-p1-0123456789", approval_uid="a-uid", cycle="c-1")
-    assert approved == idempotency_key("execution", "approval", "a-uid")
-    assert approved == key(approval_uid="a-uid")
-    assert approved != key(**STEP)
-    assert key(approval_uid="b-uid") != approved
+    assert approved == key(**STEP)
+    assert key(**STEP, approval="caretaker-p1-0123456789", approval_uid="b-uid") == approved
+    assert approved != key(approval_uid="a-uid")
+
+
+def test_an_approval_without_a_step_is_keyed_by_its_uid() -> None:
+    assert key(approval_uid="a-uid") == idempotency_key("execution", "approval", "a-uid")
+    assert key(approval_uid="b-uid") != key(approval_uid="a-uid")
 
 
 def test_a_plan_step_comes_before_a_cycle() -> None:

@@ -281,7 +281,7 @@ def chunk(pod: str, container: str, *lines: str) -> LogChunk:
 WEB_0 = chunk(
     "atlas-0",
     "web",
-    "2030-01-01T00:00:01.5Z GET / from 10.0.0.7",
+    "2030-01-01T00:00:01.5Z GET / from 203.0.113.7",
     "2030-01-01T00:00:03Z login alice@example.com ok",
     "2030-01-01T00:00:05.000000001Z error: token=abc123 rejected",
 )
@@ -332,7 +332,7 @@ def test_masking_can_be_turned_off() -> None:
 
 
 def test_lines_without_timestamps_keep_their_order() -> None:
-    plain = LogChunk("p", "c", "first\nsecond 10.1.1.1\nthird")
+    plain = LogChunk("p", "c", "first\nsecond 198.51.100.1\nthird")
     selection = select_log_lines([plain], limit=10, filter_text=None, mask=True)
     assert selection.lines == ["p/c: first", "p/c: second [ip]", "p/c: third"]
 

@@ -13,6 +13,7 @@ from minds.domain.execution.machine import (
     Work,
     WorkKind,
     claim,
+    claim_approved,
     lease_for,
     next_work,
     retry_delay,
@@ -276,6 +277,20 @@ def test_a_reclaim_keeps_when_the_step_first_started() -> None:
     w = work(p, plan_status(st("W1", S.READY, attempts=1, started_at=earlier)))
     assert w.claim is not None
     assert states(w.claim)["W1"].started_at == earlier
+
+
+def test_an_approved_step_is_claimed_as_the_attempt_the_person_approved() -> None:
+    # The origin key of the approved action is the one the Approval was raised for: no new
+    # attempt, and the Approval it waited on stays named for whoever recovers the lease.
+    p = plan(restart())
+    waiting = st("P1", S.AWAITING_APPROVAL, attempts=2, approval_ref="keeper-p1-x", started_at=NOW)
+    later = NOW + timedelta(minutes=5)
+    claimed = claim_approved(p.steps[0], waiting, later, HOLDER, TIMEOUTS, p)
+    assert claimed.status is S.EXECUTING
+    assert claimed.attempts == 2
+    assert claimed.approval_ref == "keeper-p1-x"
+    assert claimed.started_at == NOW
+    assert claimed.lease == Lease(holder=HOLDER, expires_at=later + timedelta(seconds=60 + 30))
 
 
 def test_work_is_taken_in_plan_order() -> None:

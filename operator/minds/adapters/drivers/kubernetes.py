@@ -43,7 +43,7 @@ from kubernetes.client.exceptions import ApiException
 from pydantic import JsonValue
 
 from minds.adapters.drivers.base import DriverResult
-from minds.adapters.drivers.masking import MaskCounts, mask_line, merge_counts
+from minds.adapters.drivers.masking import LineMasker, MaskCounts, mask_line, merge_counts
 from minds.domain.base import Model
 from minds.domain.capabilities.registry import (
     LogsQueryParameters,
@@ -347,13 +347,14 @@ def select_log_lines(
     is off), filtered on its masked text, and prefixed with its timestamp and source."""
     entries: list[tuple[tuple[str, str], str, MaskCounts]] = []
     for chunk in chunks:
+        masker = LineMasker()
         for raw in chunk.text.splitlines():
             stamp, _, message = raw.partition(" ")
             if not _looks_like_timestamp(stamp):
                 stamp, message = "", raw
             counts: MaskCounts = {}
             if mask:
-                message, counts = mask_line(message)
+                message, counts = mask_line(message, masker=masker)
             if filter_text and filter_text not in message:
                 continue
             line = f"{stamp} {chunk.pod}/{chunk.container}: {message}".lstrip()

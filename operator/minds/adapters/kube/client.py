@@ -11,6 +11,7 @@ from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
 from minds.domain.errors import AlreadyExists, Conflict, NotFound
+from minds.domain.masking import mask_text
 from minds.domain.resources.kinds import Kind
 
 log = logging.getLogger(__name__)
@@ -157,7 +158,8 @@ class KubeEvents:
                 resource_version=meta.get("resourceVersion"),
             ),
             reason=reason,
-            message=message[:1024],
+            # Masked before it is cut: a cut could leave half a secret no rule recognises.
+            message=mask_text(message)[0][:1024],
             type=type_,
             first_timestamp=now,
             last_timestamp=now,

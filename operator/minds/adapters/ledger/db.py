@@ -11,9 +11,12 @@ from typing import Any
 
 from sqlalchemy import URL, Engine, create_engine, make_url
 
-__all__ = ["DATABASE_URL_ENV", "make_engine", "normalize_url", "redact_url"]
+__all__ = ["DATABASE_URL_ENV", "OWNER_URL_ENV", "make_engine", "normalize_url", "redact_url"]
 
+# The controller's connection: a member of the application role, never the owner.
 DATABASE_URL_ENV = "MINDS_DATABASE_URL"
+# Migrations' connection: the role that owns the ledger's tables.
+OWNER_URL_ENV = "MINDS_DATABASE_OWNER_URL"
 
 _PSYCOPG = "postgresql+psycopg"
 

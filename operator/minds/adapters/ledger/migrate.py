@@ -161,8 +161,10 @@ def raise_unless_at_head(status: SchemaStatus, url: str | URL) -> SchemaStatus:
     raise SchemaBehindError(message)
 
 
-def upgrade(url: str | URL, revision: str = "head") -> SchemaStatus:
-    """Apply migrations up to `revision`, in one transaction, under an advisory lock."""
+def upgrade(url: str | URL, revision: str = "head", *, app_role: str | None = None) -> SchemaStatus:
+    """Apply migrations up to `revision`, in one transaction, under an advisory lock, then
+    grant the application role (`app_role`, else MINDS_DATABASE_APP_ROLE, else minds_app)
+    exactly its privileges. Run as the owner role."""
     engine = make_engine(url, poolclass=NullPool)
     try:
         with engine.begin() as connection:
@@ -170,6 +172,7 @@ def upgrade(url: str | URL, revision: str = "head") -> SchemaStatus:
             connection.execute(lock, {"id": _MIGRATION_LOCK_ID})
             config = alembic_config()
             config.attributes["connection"] = connection
+            config.attributes["app_role"] = app_role
             command.upgrade(config, revision)
             return status_of(current_on(connection))
     finally:

@@ -2,7 +2,9 @@
 
 The migrations in `migrations/versions` are the source of truth for the database; these models
 mirror them for queries, and an integration test compares the two so they cannot drift. Database
-objects that SQLAlchemy does not model (the append-only trigger) live only in the migrations.
+objects that SQLAlchemy does not model (the append-only and chain triggers) live only in the
+migrations. Append-only rows carry `prev_hash`/`row_hash` (see `chain`); their id (or `seq`) and
+`recorded_at` are assigned by the database, whatever an INSERT says.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from sqlalchemy import (
     Double,
     ForeignKey,
     Index,
+    LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
     Text,
@@ -50,8 +53,27 @@ APPEND_ONLY_TABLES = (
     "procedural_memories",
 )
 
+# Current state, changed in place (every change told by an event): the application may also
+# UPDATE these. A table in neither list gets no privilege at all (see `privileges`).
+MUTABLE_TABLES = (
+    "minds",
+    "intentions",
+    "beliefs",
+    "predictions",
+    "wants",
+    "commitment_states",
+    "conflicts",
+)
+
 # SQLSTATE the trigger function raises with, so a refusal is recognisable among other errors.
 APPEND_ONLY_SQLSTATE = "ML001"
+
+
+class Chained:
+    """The hash-chain columns of an append-only table, filled by its BEFORE INSERT trigger."""
+
+    prev_hash: Mapped[bytes | None] = mapped_column(LargeBinary)
+    row_hash: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class Base(DeclarativeBase):
@@ -62,7 +84,7 @@ class Base(DeclarativeBase):
     }
 
 
-class EventRow(Base):
+class EventRow(Chained, Base):
     """Append-only: something happened, or something was chosen. Never updated or deleted."""
 
     __tablename__ = "events"
@@ -70,6 +92,7 @@ class EventRow(Base):
         UniqueConstraint("idempotency_key"),
         Index(None, "namespace", "mind", "occurred_at"),
         Index(None, "type"),
+        Index(None, "namespace", "mind", "id"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
@@ -101,13 +124,14 @@ class MindRow(Base):
     deleted_at: Mapped[datetime | None]
 
 
-class ExecutionRow(Base):
+class ExecutionRow(Chained, Base):
     """Append-only write-ahead row: written before a capability's side effect."""
 
     __tablename__ = "executions"
     __table_args__ = (
         UniqueConstraint("origin_key"),
         Index(None, "namespace", "mind", "started_at"),
+        Index(None, "namespace", "mind", "id"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
@@ -124,17 +148,21 @@ class ExecutionRow(Base):
     recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
 
 
-class ExecutionOutcomeRow(Base):
+class ExecutionOutcomeRow(Chained, Base):
     """Append-only: what came of one execution. At most one per execution."""
 
     __tablename__ = "execution_outcomes"
     __table_args__ = (
         UniqueConstraint("execution_id"),
         CheckConstraint("status IN ('executed', 'failed')", name="status"),
+        Index(None, "namespace", "mind", "id"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
     execution_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("executions.id"))
+    # Copied from the execution by the chain trigger: the mind whose chain the row is in.
+    namespace: Mapped[str] = mapped_column(Text)
+    mind: Mapped[str] = mapped_column(Text)
     status: Mapped[str] = mapped_column(Text)
     summary: Mapped[str] = mapped_column(Text)
     fields: Mapped[dict[str, Any]]
@@ -200,7 +228,7 @@ class BeliefRow(Base):
     updated_at: Mapped[datetime]
 
 
-class BeliefEvidenceRow(Base):
+class BeliefEvidenceRow(Chained, Base):
     """Append-only: one piece of evidence and what it did to the belief's confidence."""
 
     __tablename__ = "belief_evidence"
@@ -208,10 +236,14 @@ class BeliefEvidenceRow(Base):
         UniqueConstraint("key"),
         Index(None, "belief_id"),
         CheckConstraint("weight >= 0", name="weight"),
+        Index(None, "namespace", "mind", "id"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
     belief_id: Mapped[str] = mapped_column(Text, ForeignKey("beliefs.id"))
+    # Copied from the belief by the chain trigger: the mind whose chain the row is in.
+    namespace: Mapped[str] = mapped_column(Text)
+    mind: Mapped[str] = mapped_column(Text)
     key: Mapped[str] = mapped_column(Text)
     supports: Mapped[bool]
     weight: Mapped[float] = mapped_column(Double)
@@ -250,16 +282,20 @@ class PredictionRow(Base):
     observation: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
 
 
-class ProceduralMemoryRow(Base):
+class ProceduralMemoryRow(Chained, Base):
     """Append-only: what one completed plan taught, in words."""
 
     __tablename__ = "procedural_memories"
     __table_args__ = (
         Index(None, "namespace", "mind", "subject"),
         CheckConstraint("confidence >= 0 AND confidence <= 1", name="confidence"),
+        UniqueConstraint("seq"),
+        Index(None, "namespace", "mind", "seq"),
     )
 
     id: Mapped[str] = mapped_column(Text, primary_key=True)
+    # Chain order, assigned by the database (the id is the caller's deterministic key).
+    seq: Mapped[int] = mapped_column(BigInteger)
     namespace: Mapped[str] = mapped_column(Text)
     mind: Mapped[str] = mapped_column(Text)
     subject: Mapped[str] = mapped_column(Text)
@@ -304,7 +340,7 @@ class CommitmentStateRow(Base):
     updated_at: Mapped[datetime]
 
 
-class VolitionDecisionRow(Base):
+class VolitionDecisionRow(Chained, Base):
     """Append-only: one choice (derivation, conflict resolution, formation, ...) with the
     inputs and scores that produced it."""
 
@@ -313,6 +349,7 @@ class VolitionDecisionRow(Base):
         UniqueConstraint("idempotency_key"),
         Index(None, "namespace", "mind", "decided_at"),
         Index(None, "subjects", postgresql_using="gin"),
+        Index(None, "namespace", "mind", "id"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)

@@ -48,6 +48,8 @@ from minds.domain.ledger import (
     MindRecord,
     MindUpsert,
     SubjectRef,
+    mask_json,
+    mask_note,
     mask_secrets,
 )
 
@@ -145,10 +147,10 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
             .values(
                 execution_id=outcome.execution_id,
                 status=outcome.status.value,
-                summary=outcome.summary,
+                summary=mask_note(outcome.summary),
                 fields=mask_secrets(outcome.fields),
-                output=outcome.output,
-                error=outcome.error,
+                output=mask_json(outcome.output),
+                error=None if outcome.error is None else mask_note(outcome.error),
                 finished_at=outcome.finished_at,
             )
             .on_conflict_do_nothing(index_elements=[ExecutionOutcomeRow.execution_id])

@@ -38,7 +38,7 @@ from minds.domain.beliefs import (
     updated_confidence,
 )
 from minds.domain.errors import NotFound
-from minds.domain.ledger import EventRecord, idempotency_key, mask_secrets
+from minds.domain.ledger import EventRecord, idempotency_key, mask_note, mask_secrets
 
 __all__ = ["BeliefStore"]
 
@@ -268,6 +268,7 @@ def _add_evidence(
     at: datetime,
     note: str,
 ) -> BeliefRecord:
+    note = mask_note(note)
     # Lock first: two pieces of evidence about one belief apply one after the other, each to
     # the confidence the other left.
     row = session.get(BeliefRow, belief, with_for_update=True)

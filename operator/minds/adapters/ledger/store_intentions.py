@@ -33,7 +33,7 @@ from minds.domain.intentions import (
     transitioned,
     updated,
 )
-from minds.domain.ledger import EventRecord, mask_secrets
+from minds.domain.ledger import EventRecord, mask_note, mask_secrets
 
 __all__ = ["IntentionStore"]
 
@@ -77,6 +77,8 @@ class IntentionStore(SessionOwner):
         `status` for the same reason: nothing is written and the record is returned as it is.
         Raises `NotFound` for an unknown id.
         """
+        # Masked before the comparison, so a replay with the same reason still writes nothing.
+        reason = None if reason is None else mask_note(reason)
         with self.session() as session:
             row, current = _locked(session, intention_id)
             after = transitioned(current, status, reason, at)

@@ -8,7 +8,7 @@ from sqlalchemy.dialects.postgresql import insert
 
 from minds.adapters.ledger.schema import ProceduralMemoryRow
 from minds.adapters.ledger.store_common import SessionOwner, entity_event, insert_event
-from minds.domain.ledger import idempotency_key
+from minds.domain.ledger import idempotency_key, mask_note
 from minds.domain.procedures import PROCEDURE_STORED, ProceduralMemory
 
 __all__ = ["ProcedureStore"]
@@ -25,7 +25,7 @@ class ProcedureStore(SessionOwner):
                 namespace=memory.namespace,
                 mind=memory.mind,
                 subject=memory.subject,
-                body=memory.text,
+                body=mask_note(memory.text),
                 confidence=memory.confidence,
                 plan=memory.plan,
                 revision=memory.revision,

@@ -25,7 +25,7 @@ from minds.adapters.ledger.schema import (
     WantRow,
 )
 from minds.adapters.ledger.store_common import SessionOwner, entity_event, insert_event
-from minds.domain.ledger import idempotency_key, mask_secrets
+from minds.domain.ledger import idempotency_key, mask_note, mask_secrets
 
 __all__ = ["DecisionRow", "VolitionStore"]
 
@@ -211,6 +211,7 @@ class VolitionStore(SessionOwner):
         self, namespace: str, mind: str, name: str, state: str, reason: str | None, at: datetime
     ) -> bool:
         """Move a commitment to ``state``; False if it already was there."""
+        reason = None if reason is None else mask_note(reason)
         with self.session() as session:
             row = session.get(CommitmentStateRow, (namespace, mind, name), with_for_update=True)
             if row is not None and row.state == state:

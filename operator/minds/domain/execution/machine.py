@@ -256,16 +256,29 @@ def claim(
     (for checks: a poll) here, so the origin key of what they invoke is fixed before anything
     acts, and each poll is a new observation rather than a replay of the first."""
     attempts = state.attempts + 1 if step.kind in COUNTED else max(state.attempts, 1)
+    leased = claim_approved(step, state, now, holder, timeouts, plan)
     return with_step(
         status,
-        state.model_copy(
-            update={
-                "status": StepStatus.EXECUTING,
-                "attempts": attempts,
-                "lease": Lease(holder=holder, expires_at=now + lease_for(step, timeouts, plan)),
-                "started_at": state.started_at or now,
-            }
-        ),
+        leased.model_copy(update={"attempts": attempts, "started_at": state.started_at or now}),
+    )
+
+
+def claim_approved(
+    step: Step,
+    state: StepState,
+    now: datetime,
+    holder: str,
+    timeouts: Mapping[str, int],
+    plan: Plan | None = None,
+) -> StepState:
+    """awaiting_approval -> executing, leased to ``holder``, as the same attempt: the person
+    approved this attempt, and its origin key must stay the one the Approval was raised for.
+    ``approvalRef`` stays, so whoever recovers an expired lease knows what authorised it."""
+    return state.model_copy(
+        update={
+            "status": StepStatus.EXECUTING,
+            "lease": Lease(holder=holder, expires_at=now + lease_for(step, timeouts, plan)),
+        }
     )
 
 

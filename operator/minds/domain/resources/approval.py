@@ -50,11 +50,14 @@ class Explanation(Model):
 
 
 class ApprovalOrigin(Model):
-    """Which step of which plan asked; the approval's name is derived from this."""
+    """Which step of which plan asked; the approval's name is derived from this. The plan's
+    uid, not its name, binds the Approval: a Plan re-created under the same name is another
+    plan and asks anew."""
 
     mind: str = Field(max_length=253, pattern=DNS_SUBDOMAIN)
     intention: str | None = Field(default=None, max_length=128)
     plan: str | None = Field(default=None, max_length=253)
+    plan_uid: str | None = Field(default=None, max_length=128)
     step: str | None = Field(default=None, max_length=16)
     attempt: int = Field(default=1, ge=1, le=100)
 

@@ -4,6 +4,10 @@ Configured in code (see `minds.adapters.ledger.migrate.alembic_config`), not by 
 A caller either hands over an open connection (`config.attributes["connection"]`, which is how
 `migrate.upgrade` runs everything in its own transaction and advisory lock) or a URL
 (`config.attributes["url"]`, falling back to MINDS_DATABASE_URL).
+
+Every online run ends by re-applying the application role's privileges
+(`config.attributes["app_role"]`, else MINDS_DATABASE_APP_ROLE, else minds_app), in the same
+transaction: whatever the migrations created, the role gets exactly what the code declares.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from sqlalchemy import Connection
 from sqlalchemy.pool import NullPool
 
 from minds.adapters.ledger.db import DATABASE_URL_ENV, make_engine, normalize_url
+from minds.adapters.ledger.privileges import app_role, apply_privileges
 from minds.adapters.ledger.schema import Base
 
 config = context.config
@@ -37,6 +42,7 @@ def _configure(connection: Connection) -> None:
     )
     with context.begin_transaction():
         context.run_migrations()
+        apply_privileges(connection, app_role(config.attributes.get("app_role")))
 
 
 def run_offline() -> None:

@@ -1,0 +1,85 @@
+"""Masking of JSON values (ledger payloads, specs, parameters) by key and by content.
+
+A value whose key names a secret is replaced whole by `MASK`, whatever it is (a string, a
+nested object, a list). So is the `value` of an entry whose `name` names a secret, as in a
+container's env list (`{name: DB_PASSWORD, value: ...}`), and every value under `data` and
+`stringData` of a Kubernetes Secret. Every other string, keys included, is masked as free text,
+so a note or a summary holding an e-mail address or a token is masked too.
+
+Values under keys naming who decided (`decidedBy`, `grantedBy`) keep their e-mail addresses:
+the ledger exists to say who authorised what, and that identity is the authenticated user the
+API server vouched for, not data a mind came across.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from pydantic import JsonValue
+
+from minds.domain.masking.blocks import mask_text
+from minds.domain.masking.keys import is_identity_key, is_secret_key
+from minds.domain.masking.kinds import MaskKind
+
+MASK: Final = "***"
+
+_SECRET_DATA_KEYS: Final = ("data", "stringData")
+
+
+def mask_json(value: JsonValue) -> JsonValue:
+    """A masked copy of a JSON value; the input is not changed."""
+    return _value(value, identity=False)
+
+
+def mask_mapping(payload: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+    """A masked copy of a JSON object."""
+    return _mapping(payload)
+
+
+def _value(value: JsonValue, *, identity: bool) -> JsonValue:
+    if isinstance(value, str):
+        return _identity_text(value) if identity else mask_text(value)[0]
+    if isinstance(value, Mapping):
+        return _mapping(value)
+    if isinstance(value, Sequence):
+        return [_value(item, identity=identity) for item in value]
+    return value
+
+
+def _mapping(mapping: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+    secret_entry = _names_secret(mapping)
+    secret_data = mapping.get("kind") == "Secret"
+    masked: dict[str, JsonValue] = {}
+    for key, value in mapping.items():
+        name = _key(str(key), masked)
+        if is_secret_key(name) or (secret_entry and key == "value"):
+            masked[name] = MASK
+        elif secret_data and key in _SECRET_DATA_KEYS and isinstance(value, Mapping):
+            masked[name] = {_key(str(k), {}): MASK for k in value}
+        else:
+            masked[name] = _value(value, identity=is_identity_key(name))
+    return masked
+
+
+def _names_secret(mapping: Mapping[str, JsonValue]) -> bool:
+    """An env-style entry: `name` names a secret and `value` holds it."""
+    name = mapping.get("name")
+    return "value" in mapping and isinstance(name, str) and is_secret_key(name)
+
+
+def _key(key: str, taken: Mapping[str, JsonValue]) -> str:
+    """A key masked like text; two keys masked alike stay apart (`[email]`, `[email]#2`)."""
+    masked = mask_text(key)[0]
+    if masked == key or masked not in taken:
+        return masked
+    number = 2
+    while f"{masked}#{number}" in taken:
+        number += 1
+    return f"{masked}#{number}"
+
+
+def _identity_text(text: str) -> str:
+    """An identity's text, its e-mail address kept and anything else masked."""
+    masked = mask_text(text)[0]
+    return text if masked == MaskKind.EMAIL.placeholder else masked

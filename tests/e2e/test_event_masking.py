@@ -1,0 +1,35 @@
+"""Kubernetes Events the controller posts carry masked messages, as the API server stores them."""
+
+from __future__ import annotations
+
+import json
+
+from minds.adapters.kube.client import KubeEvents, api_client
+from tests.fixtures.cluster import Cluster
+
+
+def test_an_event_message_is_masked_before_it_reaches_the_api_server(
+    cluster: Cluster, namespace: str
+) -> None:
+    cluster.kubectl("create", "configmap", "atlas", "-n", namespace)
+    body = json.loads(
+        cluster.kubectl("get", "configmap", "atlas", "-n", namespace, "-o", "json").stdout
+    )
+    events = KubeEvents(api_client(str(cluster.controller_kubeconfig)))
+
+    events.post(
+        body,
+        type_="Warning",
+        reason="Failed",
+        message=(
+            "restart failed: connect postgres://app:hunter2@db:5432/app refused; "
+            "told alice@example.com, token=ghp_0123456789abcdefghijABCDEFGHIJ012345"
+        ),
+    )
+
+    listed = json.loads(cluster.kubectl("get", "events", "-n", namespace, "-o", "json").stdout)
+    [message] = [item["message"] for item in listed["items"] if item["reason"] == "Failed"]
+    assert message == (
+        "restart failed: connect postgres://app:[secret]@db:5432/app refused; "
+        "told [email], token=[token]"
+    )
