@@ -36,6 +36,7 @@ from minds.devenv.install import repo_root, service_account_kubeconfig
 from minds.devenv.kubectl import kubectl, kubectl_json
 from tests.fixtures.docs import can_i_rows
 from tests.fixtures.helm import CHART, Helm, fresh_control_plane
+from tests.fixtures.postgres import LedgerDatabase
 from tests.fixtures.waiting import eventually
 
 REPO = repo_root()
@@ -81,7 +82,7 @@ def _secret(name: str, url: str) -> str:
 def release(
     chart_cluster: Path,
     helm: Helm,
-    e2e_database_url: str,
+    e2e_ledger_database: LedgerDatabase,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Release]:
     kube = chart_cluster
@@ -91,9 +92,14 @@ def release(
     # The API server itself refuses, in this namespace, any Pod that breaks the restricted
     # Pod Security Standard: the chart's pods must pass it.
     kubectl(kube, "label", "namespace", NAMESPACE, "pod-security.kubernetes.io/enforce=restricted")
-    # The ledger's two connections, as existing Secrets (here both reach the test database).
-    for name in ("minds-ledger-app", "minds-ledger-owner"):
-        kubectl(kube, "apply", "-f", "-", input_=_secret(name, e2e_database_url))
+    # The ledger's two connections, as existing Secrets: the controller's application role and
+    # the owner role the migrations run as.
+    ledger = e2e_ledger_database
+    for name, url in (
+        ("minds-ledger-app", ledger.app_url),
+        ("minds-ledger-owner", ledger.owner_url),
+    ):
+        kubectl(kube, "apply", "-f", "-", input_=_secret(name, url))
     values = tmp_path_factory.mktemp("chart") / "values.yaml"
     values.write_text(
         yaml.safe_dump(
@@ -114,7 +120,7 @@ def release(
         "install", RELEASE, str(CHART), "-n", NAMESPACE, "-f", str(values), "--no-hooks",
         kubeconfig=kube,
     )  # fmt: skip
-    yield Release(kube, team, keys, e2e_database_url, values, install.stdout)
+    yield Release(kube, team, keys, ledger.app_url, values, install.stdout)
     helm.run("uninstall", RELEASE, "-n", NAMESPACE, kubeconfig=kube, check=False)
 
 

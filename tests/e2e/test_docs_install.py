@@ -21,6 +21,7 @@ from minds.devenv.install import repo_root
 from minds.devenv.kubectl import kubectl
 from tests.fixtures.docs import can_i_rows, run_documented, sh_commands
 from tests.fixtures.helm import Helm, fresh_control_plane
+from tests.fixtures.postgres import LedgerDatabase
 
 REPO = repo_root()
 DOC = REPO / "docs" / "install.md"
@@ -35,7 +36,7 @@ def fresh_cluster(tmp_path: Path) -> Iterator[Path]:
 
 
 def test_every_command_in_the_install_doc_works(
-    fresh_cluster: Path, helm: Helm, e2e_database_url: str
+    fresh_cluster: Path, helm: Helm, e2e_ledger_database: LedgerDatabase
 ) -> None:
     team = f"team-{uuid.uuid4().hex[:6]}"
     kubectl(fresh_cluster, "create", "namespace", team)
@@ -49,8 +50,8 @@ def test_every_command_in_the_install_doc_works(
         commands,
         {
             "<namespace>": team,
-            "<controller-url>": e2e_database_url,
-            "<owner-url>": e2e_database_url,
+            "<controller-url>": e2e_ledger_database.app_url,
+            "<owner-url>": e2e_ledger_database.owner_url,
         },
         {"KUBECONFIG": str(fresh_cluster), "PATH": path},
         REPO,
