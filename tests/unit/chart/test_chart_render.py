@@ -111,6 +111,14 @@ def test_model_keys_are_readable_only_where_listed(helm: Helm) -> None:
     assert [o for o in objects if o["kind"] == "RoleBinding"] == [binding]
 
 
+def test_the_controller_may_never_read_the_ledgers_secrets(helm: Helm) -> None:
+    """The release namespace holds the owner's URL; a model-keys binding there would let the
+    controller get it."""
+    proc = helm.template({"modelKeyNamespaces": ["minds-system"]}, check=False)
+    assert proc.returncode != 0
+    assert "modelKeyNamespaces: minds-system is the release namespace" in proc.stderr
+
+
 def test_user_roles_aggregate_into_the_builtin_roles_but_approving_does_not(helm: Helm) -> None:
     objects = helm.objects()
     aggregate = "rbac.authorization.k8s.io/aggregate-to-"
