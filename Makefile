@@ -58,8 +58,12 @@ unit: venv helm ## Unit and property tests only (no services).
 	MINDS_HELM=$(CURDIR)/$(HELM) $(BIN)/pytest tests/unit -q
 
 .PHONY: test
-test: venv devcluster lint ## Every check and test; starts and stops the services it needs.
-	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) MINDS_HELM=$(CURDIR)/$(HELM) $(BIN)/pytest tests
+test: venv devcluster lint ## Every check and test but the image build; starts and stops services.
+	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) MINDS_HELM=$(CURDIR)/$(HELM) $(BIN)/pytest tests -m "not image"
+
+.PHONY: image-test
+image-test: venv ## Build the image with buildah and run the CLI in it (slow; CI runs it).
+	$(BIN)/pytest tests/image -m image
 
 .PHONY: bench
 bench: venv devcluster ## Benchmark the executor on a fresh devcluster; rewrites docs/benchmarks.md.

@@ -1,10 +1,10 @@
 """The image, built from the Dockerfile with buildah, runs the CLI as its non-root user.
 
-Slow (about a minute warm) and needs buildah: marked ``image`` so a quick run can leave it out
-(``-m "not image"``); CI installs buildah and runs it. The build needs no network: the
-package's dependencies go in a wheelhouse first (from pip's cache or index), and the base is
+Slow (about a minute warm) and needs buildah: marked ``image``; ``make test`` leaves it out and
+``make image-test`` (CI) runs it. The build itself needs no network: the package's
+dependencies go in a wheelhouse first (from pip's cache or index). The base is
 ``MINDS_IMAGE_BASE`` when set (for example one made locally with debootstrap), else the
-Dockerfile's pinned base. buildah runs with ``--isolation chroot``, which needs no container
+Dockerfile's pinned base, which buildah pulls. buildah runs with ``--isolation chroot``, which needs no container
 runtime or cgroup delegation.
 """
 
