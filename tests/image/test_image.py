@@ -4,8 +4,8 @@ Slow (about a minute warm) and needs buildah: marked ``image``; ``make test`` le
 ``make image-test`` (CI) runs it. The build itself needs no network: the package's
 dependencies go in a wheelhouse first (from pip's cache or index). The base is
 ``MINDS_IMAGE_BASE`` when set (for example one made locally with debootstrap), else the
-Dockerfile's pinned base, which buildah pulls. buildah runs with ``--isolation chroot``, which needs no container
-runtime or cgroup delegation.
+Dockerfile's pinned base, which buildah pulls. buildah runs with ``--isolation chroot``, which
+needs no container runtime or cgroup delegation.
 """
 
 from __future__ import annotations
