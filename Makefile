@@ -6,6 +6,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 DEVCLUSTER := .cache/bin/devcluster
+HELM := .cache/bin/helm
+CHART := charts/minds-operator
 STAMP := $(VENV)/.installed
 
 .PHONY: help
@@ -24,38 +26,51 @@ $(STAMP): pyproject.toml
 venv: $(STAMP) ## Create .venv with the package and its test tools.
 
 .PHONY: tools
-tools: ## Check (and on Debian as root, install) the system tools: kubectl, go.
+tools: system-tools helm ## Every tool: kubectl and go checked, helm built into .cache/bin.
+
+.PHONY: system-tools
+system-tools: ## Check (and on Debian as root, install) the system tools: kubectl, go.
 	@bash scripts/ensure-tools.sh
 
+.PHONY: helm
+helm: ## Build helm v4.3.2 from its Go module into .cache/bin (minutes cold, seconds warm).
+	@bash scripts/build-helm.sh $(HELM)
+
 .PHONY: devcluster
-devcluster: tools ## Build the local control plane (etcd + kube-apiserver) into .cache/bin.
+devcluster: system-tools ## Build the local control plane (etcd + kube-apiserver) into .cache/bin.
 	@bash tests/cluster/build.sh $(DEVCLUSTER)
 
 .PHONY: crds
-crds: venv ## Regenerate crds/ from the models.
+crds: venv ## Regenerate crds/ and the chart's crds/ from the models.
 	$(BIN)/minds crds generate
 
 .PHONY: lint
-lint: venv ## ruff, mypy (strict on minds.domain), import-linter, CRD drift.
+lint: venv helm ## ruff, mypy, import-linter, CRD drift, helm lint, hadolint.
 	$(BIN)/ruff check .
 	$(BIN)/mypy operator/minds
 	$(BIN)/lint-imports
 	$(BIN)/minds crds generate --check
+	$(HELM) lint --strict $(CHART) -f $(CHART)/ci/lint-values.yaml
+	$(BIN)/hadolint Dockerfile
 
 .PHONY: unit
-unit: venv ## Unit and property tests only (no services).
-	$(BIN)/pytest tests/unit -q
+unit: venv helm ## Unit and property tests only (no services).
+	MINDS_HELM=$(CURDIR)/$(HELM) $(BIN)/pytest tests/unit -q
 
 .PHONY: test
-test: venv devcluster lint ## Every check and test; starts and stops the services it needs.
-	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(BIN)/pytest tests
+test: venv devcluster lint ## Every check and test but the image build; starts and stops services.
+	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) MINDS_HELM=$(CURDIR)/$(HELM) $(BIN)/pytest tests -m "not image"
+
+.PHONY: image-test
+image-test: venv ## Build the image with buildah and run the CLI in it (slow; CI runs it).
+	$(BIN)/pytest tests/image -m image
 
 .PHONY: bench
 bench: venv devcluster ## Benchmark the executor on a fresh devcluster; rewrites docs/benchmarks.md.
 	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(BIN)/python -m bench.executor_bench
 
 .PHONY: demo
-demo: venv tools ## Start everything, apply examples/mind.yaml, show it becoming Ready.
+demo: venv system-tools ## Start everything, apply examples/mind.yaml, show it becoming Ready.
 ifeq ($(KUBECONFIG),)
 	@bash tests/cluster/build.sh $(DEVCLUSTER)
 	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(BIN)/minds demo

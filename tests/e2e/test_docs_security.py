@@ -13,6 +13,7 @@ import pytest
 
 from minds.devenv.kubectl import kubectl
 from tests.fixtures.cluster import REPO, Cluster
+from tests.fixtures.docs import can_i_rows as rights
 from tests.fixtures.docs import sh_commands
 
 DOC = REPO / "docs" / "security.md"
@@ -23,16 +24,6 @@ REFUSED = {
     "kubectl scale": 'cannot patch resource "deployments/scale"',
     "kubectl set image": "minds-controller-workload-writes",
 }
-
-
-def rights(listing: str) -> set[tuple[str, str]]:
-    """The resource rows of a ``kubectl auth can-i --list`` table: (resource, verbs)."""
-    rows = set()
-    for line in listing.splitlines()[1:]:
-        if line.strip() and not line.startswith(" "):
-            resource, _urls, _names, verbs = line.split(maxsplit=3)
-            rows.add((resource, verbs))
-    return rows
 
 
 @pytest.fixture

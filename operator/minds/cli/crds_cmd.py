@@ -10,14 +10,13 @@ from minds.adapters.kube.crds import rendered_files
 
 app = typer.Typer(help="Generate or check the CustomResourceDefinitions.", no_args_is_help=True)
 
+CRD_DIRS = (Path("crds"), Path("charts/minds-operator/crds"))
+"""Where the CRDs live: kubectl users apply crds/, Helm installs the chart's crds/. Both are
+written from the models at once, so the two can never disagree."""
 
-@app.command()
-def generate(
-    out: Path = typer.Option(Path("crds"), help="Directory to write the CRD files into."),
-    check: bool = typer.Option(False, help="Write nothing; exit 1 if the files differ."),
-) -> None:
-    """Write crds/*.yaml from the pydantic models (or check that they match)."""
-    files = rendered_files()
+
+def _drift(out: Path, files: dict[str, str]) -> tuple[list[str], list[str]]:
+    """Files of ``out`` that differ from the models, and files no model generates."""
     stale = [
         name
         for name, text in files.items()
@@ -26,19 +25,37 @@ def generate(
     extra = (
         sorted(p.name for p in out.glob("*.yaml") if p.name not in files) if out.exists() else []
     )
-    if check:
-        for name in stale:
-            typer.echo(f"drift: {out / name} differs from the models", err=True)
+    return stale, extra
+
+
+@app.command()
+def generate(
+    out: list[Path] = typer.Option(
+        list(CRD_DIRS), help="Directory to write the CRD files into (repeatable)."
+    ),
+    check: bool = typer.Option(False, help="Write nothing; exit 1 if the files differ."),
+) -> None:
+    """Write crds/*.yaml and the chart's crds/ from the pydantic models (or check them)."""
+    files = rendered_files()
+    drifted = False
+    for directory in out:
+        stale, extra = _drift(directory, files)
+        if check:
+            for name in stale:
+                typer.echo(f"drift: {directory / name} differs from the models", err=True)
+            for name in extra:
+                typer.echo(f"drift: {directory / name} is not generated from any model", err=True)
+            drifted = drifted or bool(stale or extra)
+            continue
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            (directory / name).write_text(text)
         for name in extra:
-            typer.echo(f"drift: {out / name} is not generated from any model", err=True)
-        if stale or extra:
-            typer.echo("run `minds crds generate` and commit the result", err=True)
-            raise typer.Exit(1)
-        typer.echo(f"{len(files)} CRDs match the models")
+            (directory / name).unlink()
+        typer.echo(f"wrote {len(files)} CRDs to {directory}/")
+    if not check:
         return
-    out.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (out / name).write_text(text)
-    for name in extra:
-        (out / name).unlink()
-    typer.echo(f"wrote {len(files)} CRDs to {out}/")
+    if drifted:
+        typer.echo("run `minds crds generate` and commit the result", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"{len(files)} CRDs match the models in {', '.join(map(str, out))}")
