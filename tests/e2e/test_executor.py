@@ -12,6 +12,7 @@ import pytest
 
 from minds.adapters.ledger import Ledger
 from minds.devenv.controller import ControllerHandle
+from minds.domain.beliefs import PredictionRecord
 from minds.domain.intentions import IntentionStatus
 from tests.e2e.executor_support import (
     apply,
@@ -81,6 +82,17 @@ def restart_then_verify(namespace: str, window: int = 30) -> list[dict]:
     ]
 
 
+def resolved_prediction(ledger: Ledger, namespace: str) -> PredictionRecord:
+    """The one prediction of the scenario, once resolved. A step's status is written before
+    its ledger effects (one journal per transition is still to come), so the resolution may
+    land a moment after the plan shows the step's end."""
+    [prediction] = eventually(
+        lambda: [p for p in ledger.predictions(namespace, "keeper") if p.status.value != "open"],
+        what="the prediction resolved",
+    )
+    return prediction
+
+
 def test_restart_with_approval_is_verified_and_remembered(
     cluster: Cluster, namespace: str, e2e_ledger: Ledger
 ) -> None:
@@ -117,7 +129,7 @@ def test_restart_with_approval_is_verified_and_remembered(
 
     [restart] = e2e_ledger.executions(namespace=namespace, capability="service.restart")
     assert restart.authority["approval"] == approval
-    [prediction] = e2e_ledger.predictions(namespace, "keeper")
+    prediction = resolved_prediction(e2e_ledger, namespace)
     assert prediction.status.value == "confirmed"
     [memory] = eventually(
         lambda: e2e_ledger.procedures(namespace, "keeper"), what="procedural memory"
@@ -176,7 +188,7 @@ def test_restart_that_does_not_heal_is_refuted_and_escalated_not_repeated(
     assert steps_of(old)["V1"] == "failed"
     assert "expectation failed" in step(cluster, namespace, first, "V1")["reason"]
 
-    [prediction] = e2e_ledger.predictions(namespace, "keeper")
+    prediction = resolved_prediction(e2e_ledger, namespace)
     assert prediction.status.value == "refuted"
     [error] = e2e_ledger.events(namespace=namespace, type="prediction_error")
     assert error.payload["step"] == "P1"
@@ -229,7 +241,7 @@ def test_an_outcome_that_cannot_be_observed_expires_unverified(
     assert steps_of(failed) == {"P1": "completed", "V1": "failed"}
     verify_step = step(cluster, namespace, "blind", "V1")
     assert verify_step["reason"].startswith("outcome unverified")
-    [prediction] = e2e_ledger.predictions(namespace, "keeper")
+    prediction = resolved_prediction(e2e_ledger, namespace)
     assert prediction.status.value == "expired"  # unknown is not refuted
     assert not e2e_ledger.events(namespace=namespace, type="prediction_error")
     [belief] = e2e_ledger.beliefs(namespace, "keeper")
