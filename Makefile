@@ -66,11 +66,11 @@ image-test: venv ## Build the image with buildah and run the CLI in it (slow; CI
 	$(BIN)/pytest tests/image -m image
 
 .PHONY: bench
-bench: venv devcluster ## Benchmark the executor on a fresh devcluster; rewrites docs/benchmarks.md.
+bench: venv devcluster helm ## Benchmark the executor on a fresh devcluster; rewrites docs/benchmarks.md.
 	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(BIN)/python -m bench.executor_bench
 
 .PHONY: demo
-demo: venv system-tools ## Start everything, apply examples/mind.yaml, show it becoming Ready.
+demo: venv tools ## Start everything, apply examples/mind.yaml, show it becoming Ready.
 ifeq ($(KUBECONFIG),)
 	@bash tests/cluster/build.sh $(DEVCLUSTER)
 	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(BIN)/minds demo

@@ -1,13 +1,18 @@
-"""Install what the controller needs into a cluster: CRDs, RBAC and its ServiceAccount.
+"""Install what the controller needs into a cluster: CRDs, RBAC, admission and its ServiceAccount.
 
-The manifests are the project's own files (``crds/``, the chart's ``files/``), applied with
-kubectl exactly as documented, so the dev stack and the tests exercise what users apply.
+They come from the Helm chart, rendered by real helm (``install_chart``), so the dev stack and
+the tests exercise exactly what users install; only the controller's Deployment is left out,
+since the controller runs on the host here.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -20,9 +25,7 @@ WORKLOADS_ROLE = "minds-workloads"
 """Bound per managed namespace: workloads, their Pods and logs (see ``manage_namespace``)."""
 
 WORKLOAD_POLICY = "controller-workload-policy.yaml"
-NAMESPACE_POLICY = "namespace-policy.yaml"
-CONTROLLER_POLICIES = (WORKLOAD_POLICY, NAMESPACE_POLICY)
-"""Admission policies naming the controller's ServiceAccount (see ``controller_policy``)."""
+"""The admission policy that narrows the controller's workload writes to restarts."""
 
 
 def controller_username(
@@ -49,24 +52,93 @@ def chart_files(root: Path) -> Path:
     return root / "charts" / "minds-operator" / "files"
 
 
-def install_crds(kubeconfig: Path, root: Path) -> None:
-    kubectl(kubeconfig, "apply", "-f", str(root / "crds"))
-    kubectl(
-        kubeconfig,
-        "wait",
-        "--for=condition=Established",
-        "--timeout=60s",
-        "-f",
-        str(root / "crds"),
-    )
+#: What the dev stack and the tests install from the rendered chart: everything but the
+#: controller's Deployment and its migration Job (no kubelet runs Pods here; the controller runs
+#: on the host under the chart's ServiceAccount token, and the stack migrates the ledger itself).
+CLUSTER_KINDS = frozenset(
+    {
+        "CustomResourceDefinition",
+        "ServiceAccount",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Role",
+        "RoleBinding",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+    }
+)
+HELM_VERSION_SCRIPT = Path("scripts") / "build-helm.sh"
 
 
-def install_admission_and_people(kubeconfig: Path, root: Path) -> None:
-    """The approval admission policy, the roles for people, and bindings of those roles to the
-    devcluster's groups (``minds:approvers``, ``minds:viewers``), as a platform team would."""
-    files = chart_files(root)
-    kubectl(kubeconfig, "apply", "-f", str(files / "approval-policy.yaml"))
-    kubectl(kubeconfig, "apply", "-f", str(files / "user-clusterroles.yaml"))
+def chart_dir(root: Path) -> Path:
+    return root / "charts" / "minds-operator"
+
+
+def helm_binary(root: Path) -> Path:
+    """``MINDS_HELM``, else the project's own build in ``.cache/bin`` (built when missing:
+    minutes cold, seconds warm, nothing when up to date)."""
+    env = os.environ.get("MINDS_HELM")
+    if env:
+        return Path(env)
+    binary = root / ".cache" / "bin" / "helm"
+    subprocess.run(["bash", str(root / HELM_VERSION_SCRIPT), str(binary)], check=True)
+    return binary
+
+
+def render_chart(
+    root: Path,
+    *,
+    namespace: str = CONTROLLER_NAMESPACE,
+    account: str = CONTROLLER_ACCOUNT,
+    managed: Sequence[str] = (),
+) -> list[dict[str, Any]]:
+    """The chart as ``helm template`` renders it for a release in ``namespace`` whose
+    controller runs as ``account``; the cluster-scoped and RBAC part only (``CLUSTER_KINDS``)."""
+    values = {
+        "serviceAccount.name": account,
+        "managedNamespaces": list(managed),
+        # Required by the chart for the Deployment and the Job, which are not installed here.
+        "migrations.enabled": False,
+        "database.url.secretName": "minds-database",
+    }
+    args = [str(helm_binary(root)), "template", "minds", str(chart_dir(root))]
+    args += ["--namespace", namespace, "--include-crds"]
+    args += [a for key, v in values.items() for a in ("--set-json", f"{key}={json.dumps(v)}")]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"helm template failed:\n{proc.stderr}")
+    return [d for d in yaml.safe_load_all(proc.stdout) if d and d.get("kind") in CLUSTER_KINDS]
+
+
+def install_chart(
+    kubeconfig: Path,
+    root: Path,
+    *,
+    namespace: str = CONTROLLER_NAMESPACE,
+    account: str = CONTROLLER_ACCOUNT,
+    managed: Sequence[str] = (),
+) -> None:
+    """What the chart gives a cluster (CRDs, the controller's ServiceAccount, RBAC and the
+    admission policies), rendered by helm from the chart itself: what the dev stack and the
+    tests run on is what users install. CRDs go first and are waited for."""
+    objects = render_chart(root, namespace=namespace, account=account, managed=managed)
+    crds = [o for o in objects if o["kind"] == "CustomResourceDefinition"]
+    rest = [o for o in objects if o["kind"] != "CustomResourceDefinition"]
+    namespace_object = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+    # Server-side: the largest CRD is too long for the last-applied annotation of client-side.
+    for batch in ([namespace_object, *crds], rest):
+        manifest = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": batch})
+        kubectl(kubeconfig, "apply", "--server-side", "--force-conflicts", "-f", "-",
+                input_=manifest)  # fmt: skip
+        if batch is not rest:
+            for crd in crds:
+                kubectl(kubeconfig, "wait", "--for=condition=Established", "--timeout=60s",
+                        f"crd/{crd['metadata']['name']}")  # fmt: skip
+
+
+def bind_people(kubeconfig: Path) -> None:
+    """Bind the chart's roles for people to the devcluster's groups (``minds:approvers``,
+    ``minds:viewers``), as a platform team binds them to its own."""
     bindings = {
         "apiVersion": "v1",
         "kind": "List",
@@ -75,11 +147,7 @@ def install_admission_and_people(kubeconfig: Path, root: Path) -> None:
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "ClusterRoleBinding",
                 "metadata": {"name": f"{role}:{group}"},
-                "roleRef": {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "ClusterRole",
-                    "name": role,
-                },
+                "roleRef": _cluster_role(role),
                 "subjects": [
                     {"kind": "Group", "name": group, "apiGroup": "rbac.authorization.k8s.io"}
                 ],
@@ -91,63 +159,6 @@ def install_admission_and_people(kubeconfig: Path, root: Path) -> None:
         ],
     }
     kubectl(kubeconfig, "apply", "-f", "-", input_=yaml.safe_dump(bindings))
-
-
-def controller_policy(root: Path, name: str, namespace: str, account: str) -> str:
-    """One of the chart's admission policies that name the controller's ServiceAccount.
-
-    The file names the default account; any other is substituted here (as the chart does), and
-    a file that no longer names the default fails loudly instead of matching nobody."""
-    text = (chart_files(root) / name).read_text()
-    default = f"'{controller_username()}'"
-    if default not in text:
-        raise RuntimeError(f"{name} does not name {default}")
-    return text.replace(default, f"'{controller_username(namespace, account)}'")
-
-
-def install_controller_rbac(
-    kubeconfig: Path,
-    root: Path,
-    namespace: str = CONTROLLER_NAMESPACE,
-    account: str = CONTROLLER_ACCOUNT,
-) -> None:
-    """The ClusterRoles from the chart's files, the controller's ServiceAccount bound to its
-    own, and the admission policies that narrow its workload writes to restarts and keep
-    grants inside their namespace. The
-    workloads role is bound per managed namespace by ``manage_namespace``."""
-    files = chart_files(root)
-    kubectl(kubeconfig, "apply", "-f", str(files / "controller-clusterrole.yaml"))
-    kubectl(kubeconfig, "apply", "-f", str(files / "controller-workloads-clusterrole.yaml"))
-    # Defined cluster-wide, bound nowhere: an admin binds it where Minds keep model keys.
-    kubectl(kubeconfig, "apply", "-f", str(files / "model-keys-clusterrole.yaml"))
-    for policy in CONTROLLER_POLICIES:
-        kubectl(
-            kubeconfig,
-            "apply",
-            "-f",
-            "-",
-            input_=controller_policy(root, policy, namespace, account),
-        )
-    binding = {
-        "apiVersion": "v1",
-        "kind": "List",
-        "items": [
-            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
-            {
-                "apiVersion": "v1",
-                "kind": "ServiceAccount",
-                "metadata": {"name": account, "namespace": namespace},
-            },
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRoleBinding",
-                "metadata": {"name": f"{CONTROLLER_ROLE}:{namespace}:{account}"},
-                "roleRef": _cluster_role(CONTROLLER_ROLE),
-                "subjects": [_service_account(namespace, account)],
-            },
-        ],
-    }
-    kubectl(kubeconfig, "apply", "-f", "-", input_=yaml.safe_dump(binding))
 
 
 def _cluster_role(name: str) -> dict[str, str]:

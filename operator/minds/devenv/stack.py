@@ -20,10 +20,8 @@ from minds.devenv import cluster as devcluster
 from minds.devenv import postgres
 from minds.devenv.controller import ControllerHandle, start_controller
 from minds.devenv.install import (
-    install_admission_and_people,
-    install_controller_rbac,
-    install_crds,
-    manage_namespace,
+    bind_people,
+    install_chart,
     repo_root,
     service_account_kubeconfig,
 )
@@ -114,11 +112,9 @@ def up(
     owner_database_url = owner_database_url or database_url
     upgrade(owner_database_url)
 
-    install_crds(kubeconfig, root)
-    install_controller_rbac(kubeconfig, root)
-    install_admission_and_people(kubeconfig, root)
-    # The demo's minds live in the default namespace; a platform team binds each team's.
-    manage_namespace(kubeconfig, DEMO_NAMESPACE)
+    # The demo's minds live in the default namespace: the chart's managedNamespaces.
+    install_chart(kubeconfig, root, managed=[DEMO_NAMESPACE])
+    bind_people(kubeconfig)
     controller_kubeconfig = service_account_kubeconfig(
         kubeconfig, state_dir / "controller.kubeconfig"
     )

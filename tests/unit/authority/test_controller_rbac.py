@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
 import yaml
 
 from minds.adapters.drivers.kubernetes import RBAC_RULES
 from minds.devenv.install import (
-    CONTROLLER_POLICIES,
     WORKLOAD_POLICY,
     WORKLOADS_ROLE,
     chart_files,
-    controller_policy,
     controller_username,
     repo_root,
 )
@@ -39,11 +36,3 @@ def test_the_policy_matches_the_controllers_service_account() -> None:
     (condition,) = policy["spec"]["matchConditions"]
 
     assert condition["expression"] == f"request.userInfo.username == '{controller_username()}'"
-
-
-@pytest.mark.parametrize("name", CONTROLLER_POLICIES)
-def test_the_policies_follow_another_service_account(name: str) -> None:
-    rendered = controller_policy(repo_root(), name, "ops", "minds")
-
-    assert "'system:serviceaccount:ops:minds'" in rendered
-    assert controller_username() not in rendered
