@@ -63,7 +63,7 @@ test: venv devcluster lint ## Every check and test but the image build; starts a
 
 .PHONY: image-test
 image-test: venv ## Build the image with buildah and run the CLI in it (slow; CI runs it).
-	$(BIN)/pytest tests/image -m image
+	MINDS_IMAGE_BASE=$${MINDS_IMAGE_BASE:-$$(bash scripts/image-base.sh)} $(BIN)/pytest tests/image -m image
 
 .PHONY: bench
 bench: venv devcluster helm ## Benchmark the executor on a fresh devcluster; rewrites docs/benchmarks.md.

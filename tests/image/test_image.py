@@ -3,7 +3,8 @@
 Slow (about a minute warm) and needs buildah: marked ``image``; ``make test`` leaves it out and
 ``make image-test`` (CI) runs it. The build itself needs no network: the package's
 dependencies go in a wheelhouse first (from pip's cache or index). The base is
-``MINDS_IMAGE_BASE`` when set (for example one made locally with debootstrap), else the
+``MINDS_IMAGE_BASE`` when set (``make image-test`` sets it to the one scripts/image-base.sh
+makes from Debian's packages, since no image registry is reachable here), else the
 Dockerfile's pinned base, which buildah pulls. buildah runs with ``--isolation chroot``, which
 needs no container runtime or cgroup delegation.
 """
