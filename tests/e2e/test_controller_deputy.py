@@ -250,7 +250,7 @@ CLUSTER_WIDE = {
     "minds.minds.dev/status": "[get update patch]",
     "minds.minds.dev": "[get list watch patch]",
     "plans.minds.dev/status": "[get update patch]",
-    "plans.minds.dev": "[get list watch create patch]",
+    "plans.minds.dev": "[get list watch create patch delete]",
     "customresourcedefinitions.apiextensions.k8s.io": "[list watch]",
     "selfsubjectreviews.authentication.k8s.io": "[create]",
     "selfsubjectaccessreviews.authorization.k8s.io": "[create]",

@@ -528,6 +528,7 @@ def test_every_command_in_the_execution_doc_works(
             .replace("<step>", "P1")
             .replace("<approval>", asked)
             .replace("<your username>", "approver")
+            .replace("<mind>", "keeper")
         )
         assert "<" not in line, f"unsubstituted placeholder in {command!r}"
         context = "approver" if line.startswith(AS_APPROVER) else "admin"
@@ -542,6 +543,10 @@ def test_every_command_in_the_execution_doc_works(
     assert "step_blocked" in outputs["kubectl describe plan <plan>"]
     assert "P1" in outputs["minds plan show <plan>"]
     assert asked in outputs["kubectl get approvals"]
+    kept = json.loads(
+        cluster.kubectl("get", "mind", "keeper", "-n", namespace, "-o", "json").stdout
+    )
+    assert kept["spec"]["planTtlSecondsAfterFinished"] == 30 * 24 * 3600
     # Released, the steps look again, see the workload degraded and ask to restart it.
     for name in ("heal", "heal-b"):
         again = wait_step(cluster, namespace, name, "P1", "awaiting_approval")

@@ -16,6 +16,7 @@ import kopf
 from minds.adapters.kube.people import RELEASE_ANNOTATION
 from minds.controller.settings import ControllerConfig
 from minds.controller.wiring import Wiring, build
+from minds.controller.workers import WORKERS
 from minds.domain.errors import NotFound
 from minds.domain.resources.common import API_GROUP, API_VERSION
 from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
@@ -25,8 +26,9 @@ FINALIZER = f"{API_GROUP}/ledger"
 
 
 @kopf.on.startup()
-def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
-    # kopf keeps its bookkeeping in annotations under our prefix; status belongs to us alone.
+async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
+    # kopf keeps its own bookkeeping in annotations under our prefix (only on the Minds and
+    # grants, whose handlers are edge-triggered); status belongs to us alone.
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=PREFIX)
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
         prefix=PREFIX, key="last-handled-configuration"
@@ -34,16 +36,47 @@ def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> Non
     settings.persistence.finalizer = FINALIZER
     # Our own Events tell the story; kopf's per-handler chatter would bury them.
     settings.posting.level = logging.WARNING
-    # Handlers and ticks run in these threads; daemons sleep on the event loop, not here.
-    settings.execution.max_workers = 16
-    memo.wiring = build(ControllerConfig.from_env())
+    settings.execution.max_workers = WORKERS.handler_threads
+    WORKERS.install(asyncio.get_running_loop())
+    memo.wiring = await asyncio.to_thread(build, ControllerConfig.from_env())
+    memo.retention = asyncio.create_task(_retain_plans(memo.wiring))
 
 
 @kopf.on.cleanup()
-def close(memo: kopf.Memo, **_: Any) -> None:
+async def close(memo: kopf.Memo, **_: Any) -> None:
+    task: asyncio.Task[None] | None = getattr(memo, "retention", None)
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
     wiring: Wiring | None = getattr(memo, "wiring", None)
     if wiring is not None:
         wiring.close()
+
+
+#: Finished plans are removed to the minute, not to the second: a TTL is days long.
+RETENTION_MIN_SLEEP = 60.0
+#: Looked at least this often, so a plan that finished since the last look is not forgotten.
+RETENTION_MAX_SLEEP = 3600.0
+
+
+async def _retain_plans(wiring: Wiring) -> None:
+    """One timer for every finished plan: sleep until the earliest is due, then remove what is.
+    The first look waits a minute: the store fills from the watch after start-up, and the plans
+    that finished while the controller was down conclude first (a sweep only ever removes what
+    it sees, so an early look would only remove less)."""
+    delay = RETENTION_MIN_SLEEP
+    while True:
+        await wiring.wakeups.sleep("", "plan-retention", delay)
+        try:
+            due = await asyncio.to_thread(
+                lambda: wiring.retention.sweep(wiring.store.in_namespace(PLAN.plural, None))
+            )
+        except Exception:  # a failed sweep is logged and tried again at the next one
+            logging.getLogger(__name__).exception("removing finished plans failed")
+            due = None
+        until = (due - datetime.now(UTC)).total_seconds() if due else RETENTION_MAX_SLEEP
+        delay = min(RETENTION_MAX_SLEEP, max(RETENTION_MIN_SLEEP, until))
 
 
 @kopf.on.resume(API_GROUP, API_VERSION, MIND.plural)
@@ -51,9 +84,14 @@ def close(memo: kopf.Memo, **_: Any) -> None:
 @kopf.on.update(API_GROUP, API_VERSION, MIND.plural, field="spec")
 def mind_reconcile(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
     assert namespace is not None, "Minds are namespaced"
-    memo.wiring.minds.reconcile(namespace, name)
-    # A spec change starts a cycle now rather than at the next interval.
-    memo.wiring.wakeups.wake(namespace, f"mind:{name}")
+    wiring: Wiring = memo.wiring
+    wiring.minds.reconcile(namespace, name)
+    # A spec change starts a cycle now rather than at the next interval, and its plans look
+    # again at once (a Mind made active again, a budget raised) instead of at their next tick.
+    wiring.wakeups.wake(namespace, f"mind:{name}")
+    for plan in wiring.store.in_namespace(PLAN.plural, namespace):
+        if (plan.get("spec") or {}).get("mind") == name:
+            wiring.wakeups.wake(namespace, plan["metadata"]["name"])
 
 
 @kopf.on.delete(API_GROUP, API_VERSION, MIND.plural)
@@ -61,13 +99,20 @@ def mind_delete(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     memo.wiring.minds.forget(dict(body))
 
 
-@kopf.on.resume(API_GROUP, API_VERSION, PLAN.plural)
-@kopf.on.create(API_GROUP, API_VERSION, PLAN.plural)
-@kopf.on.update(API_GROUP, API_VERSION, PLAN.plural, field="spec")
+def _present(type: str, body: kopf.Body, **_: Any) -> bool:
+    return type != "DELETED" and not body.get("metadata", {}).get("deletionTimestamp")
+
+
+# Plans and Approvals are reconciled level-triggered from raw watch events: admission and
+# approval reconciling compare what is there (generations, phases) with what the status says and
+# write only when they differ, so kopf's edge-triggering bookkeeping (an annotation PATCH per
+# change) would cost a write per event and buy nothing. The initial listing replays every object
+# at start; the plan daemon and the Approval timer re-drive anything a failed call left behind.
+@kopf.on.event(API_GROUP, API_VERSION, PLAN.plural, when=_present)
 def plan_admit(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
     assert namespace is not None, "Plans are namespaced"
-    memo.wiring.plans.admit(namespace, name)
-    memo.wiring.wakeups.wake(namespace, name)
+    if memo.wiring.plans.admit(namespace, name).changed:
+        memo.wiring.wakeups.wake(namespace, name)
 
 
 def _undecided(status: kopf.Status, **_: Any) -> bool:
@@ -76,9 +121,7 @@ def _undecided(status: kopf.Status, **_: Any) -> bool:
 
 # The Approval handlers validate and record a decision and wake the plan that asked; they never
 # act. The plan's executor carries out what was approved, under its claim on the step.
-@kopf.on.resume(API_GROUP, API_VERSION, APPROVAL.plural)
-@kopf.on.create(API_GROUP, API_VERSION, APPROVAL.plural)
-@kopf.on.update(API_GROUP, API_VERSION, APPROVAL.plural, field="spec")
+@kopf.on.event(API_GROUP, API_VERSION, APPROVAL.plural, when=_present)
 def approval_reconcile(
     namespace: str | None, name: str, spec: kopf.Spec, memo: kopf.Memo, **_: Any
 ) -> None:
@@ -94,14 +137,32 @@ def _wake_asking_plan(memo: kopf.Memo, namespace: str, spec: kopf.Spec) -> None:
         memo.wiring.wakeups.wake(namespace, plan)
 
 
-# Expiry is a matter of the clock, not of an event: look at open Approvals periodically.
-@kopf.timer(API_GROUP, API_VERSION, APPROVAL.plural, interval=5, when=_undecided)
-def approval_tick(
-    namespace: str | None, name: str, spec: kopf.Spec, memo: kopf.Memo, **_: Any
+# Expiry is a matter of the clock, not of an event: each open Approval has a timer set for its
+# `expiresAt` (decisions arrive as watch events and are handled above). It sleeps on the event
+# loop, so a thousand people's inboxes cost no thread and no request until one is due.
+@kopf.daemon(API_GROUP, API_VERSION, APPROVAL.plural, when=_undecided, cancellation_timeout=10)
+async def approval_expiry(
+    namespace: str | None,
+    name: str,
+    spec: kopf.Spec,
+    stopped: kopf.DaemonStopped,
+    memo: kopf.Memo,
+    **_: Any,
 ) -> None:
     assert namespace is not None
+    try:
+        expires = datetime.fromisoformat(str(spec["expiresAt"]).replace("Z", "+00:00"))
+    except (KeyError, ValueError):
+        return  # admission refuses such an Approval; there is nothing to time
+    while not stopped:
+        until = (expires - datetime.now(UTC)).total_seconds()
+        if until <= 0:
+            break
+        await stopped.wait(until)
+    if stopped:
+        return
     with contextlib.suppress(NotFound):
-        after = memo.wiring.approvals.reconcile(namespace, name)
+        after = await asyncio.to_thread(memo.wiring.approvals.reconcile, namespace, name)
         if (after.get("status") or {}).get("phase") != "Pending":
             _wake_asking_plan(memo, namespace, spec)
 
@@ -111,8 +172,8 @@ def _deleting(type: str, body: kopf.Body, **_: Any) -> bool:
 
 
 # A raw-event handler: no finalizer holds a Plan's deletion hostage to the controller being up.
-# Missing the event (a controller down at the time) costs only promptness: the Approval timer
-# finds the owner gone and withdraws it just the same.
+# Missing the event (a controller down at the time) costs only promptness: at start every
+# Approval is reconciled again, finds its owner gone and is withdrawn just the same.
 @kopf.on.event(API_GROUP, API_VERSION, PLAN.plural, when=_deleting)
 def plan_deleted(namespace: str | None, body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     """A deleted Plan asks nobody anything any more: its open Approvals are withdrawn as soon
@@ -147,8 +208,10 @@ def grant_delete(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     memo.wiring.grants.forget(dict(body))
 
 
-#: The fallback: an open plan is looked at at least this often even if nothing wakes it.
-PLAN_TICK_SECONDS = 15.0
+#: The safety net, not the clock: a plan sleeps until the next-run time its status asks for
+#: (a wait, a verify or monitor window, a lease) or until something wakes it (its spec, an
+#: Approval, its Mind). A tick reads only the watch store, so this costs no API request.
+PLAN_TICK_SECONDS = 600.0
 
 
 def _open_plan(status: kopf.Status, spec: kopf.Spec, **_: Any) -> bool:

@@ -14,11 +14,13 @@ from kubernetes.client import ApiClient
 from minds.adapters.drivers import default_drivers
 from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
 from minds.adapters.kube.secrets import SecretUnavailable, model_key
+from minds.adapters.kube.watched import WatchedResources, WatchStore
 from minds.adapters.ledger import Ledger, check_app_role, check_schema
 from minds.adapters.model_client import EndpointNotConfigured, ModelClient, RoleNotAssigned
 from minds.adapters.model_endpoints import ModelEndpoints
 from minds.controller.settings import ControllerConfig
 from minds.controller.wakeups import Wakeups
+from minds.controller.watch import WATCHED
 from minds.domain.capabilities.registry import REGISTRY
 from minds.domain.planning.planner import ModelProposal
 from minds.domain.resources.mind import MindSpec
@@ -30,6 +32,7 @@ from minds.engine.grant_service import GrantService
 from minds.engine.mind_service import MindService
 from minds.engine.plan_service import PlanService
 from minds.engine.planning_service import PlanningService, Proposer
+from minds.engine.retention import PlanRetention
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +51,8 @@ class Wiring:
     grants: GrantService
     executor: Executor
     cycle: MindCycle
+    retention: PlanRetention
+    store: WatchStore
     wakeups: Wakeups = field(default_factory=Wakeups)
 
     def close(self) -> None:
@@ -91,7 +96,9 @@ def build(config: ControllerConfig) -> Wiring:
     check_app_role(config.database_url)
     ledger = Ledger.from_url(config.database_url)
     api = api_client(config.kubeconfig, config.context)
-    resources = KubeResources(api)
+    # The engine reads our own kinds from the watch and writes them to the API server.
+    store = WatchStore(kind.plural for kind in WATCHED)
+    resources = WatchedResources(store, KubeResources(api))
     events = KubeEvents(api)
     minds = MindService(
         resources=resources,
@@ -147,4 +154,6 @@ def build(config: ControllerConfig) -> Wiring:
             clock=utc_now,
             registry=REGISTRY,
         ),
+        retention=PlanRetention(resources=resources, ledger=ledger, clock=utc_now),
+        store=store,
     )

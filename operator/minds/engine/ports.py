@@ -59,6 +59,11 @@ class ResourcePort(Protocol):
         """Write ``status`` conditionally on ``body``'s resourceVersion; raises Conflict."""
         ...
 
+    def delete(self, kind: Kind, namespace: str, name: str, uid: str) -> None:
+        """Delete the object if it is still this incarnation (``uid``); raises Conflict when
+        the name now holds another one. Deleting what is gone is not an error."""
+        ...
+
 
 class EventPort(Protocol):
     def post(self, body: dict[str, Any], *, type_: str, reason: str, message: str) -> None:

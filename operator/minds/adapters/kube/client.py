@@ -134,6 +134,20 @@ class KubeResources:
             raise
         return obj
 
+    def delete(self, kind: Kind, namespace: str, name: str, uid: str) -> None:
+        """Delete this incarnation only: the uid precondition spares an object re-created under
+        the same name since it was read. Raises NotFound (gone) or Conflict (a new uid)."""
+        options = client.V1DeleteOptions(preconditions=client.V1Preconditions(uid=uid))
+        try:
+            self._custom.delete_namespaced_custom_object(
+                kind.group, kind.version, namespace, kind.plural, name, body=options
+            )
+        except ApiException as exc:
+            if exc.status == 404:
+                return
+            _raise_mapped(exc, f"{kind.kind} {namespace}/{name}")
+            raise
+
 
 class KubeEvents:
     """Posts core/v1 Events so ``kubectl describe`` tells the story. Best effort by design:

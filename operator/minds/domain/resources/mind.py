@@ -201,6 +201,10 @@ class Browser(Model):
     )
 
 
+#: A week: long enough for a person to look at what a finished plan did with ``kubectl``.
+DEFAULT_PLAN_TTL_SECONDS = 7 * 24 * 3600
+
+
 class MindSpec(Model):
     model_config = Model.model_config | {
         "json_schema_extra": cel_rules(
@@ -216,6 +220,10 @@ class MindSpec(Model):
 
     active: bool = True
     cycle_interval_seconds: int = Field(default=60, ge=5, le=86400)
+    #: How long the Mind's plans stay after they finish; the ledger keeps them for good.
+    plan_ttl_seconds_after_finished: int = Field(
+        default=DEFAULT_PLAN_TTL_SECONDS, ge=60, le=366 * 24 * 3600
+    )
     caution: Weight = 0.5
     drives: list[Drive] = Field(default_factory=list, max_length=16, json_schema_extra=_map_list())
     values: list[Value] = Field(default_factory=list, max_length=16, json_schema_extra=_map_list())

@@ -1,0 +1,164 @@
+"""Reads from the watch, writes to the API server: the controller's ``ResourcePort``.
+
+kopf already watches every Mind, Plan, Approval and CapabilityGrant; paying a GET for each
+question the engine asks about them would repeat what the watch delivered a moment ago.
+``WatchStore`` keeps the newest body of each watched object (fed by the controller from the
+watch, and by our own writes as they return), and ``WatchedResources`` answers ``get`` and
+``list`` from it while ``create`` and ``replace_status`` go to the API server.
+
+Staleness is harmless by construction: every write is conditional on the resourceVersion of
+the body in hand, so a decision computed from an old body fails with 409 instead of
+overwriting newer state. After a 409 (or a 404) the object is re-read from the API server once
+and the store corrected, so the caller's retry sees the truth. Kinds that are not watched (the
+workloads a capability observes) are always read from the API server, one read per
+observation.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from minds.adapters.kube.client import KubeResources
+from minds.adapters.kube.selectors import LabelSelector
+from minds.domain.errors import Conflict, NotFound
+from minds.domain.resources.kinds import Kind
+
+Key = tuple[str, str]
+
+
+def _revision(body: Mapping[str, Any]) -> int | None:
+    """An etcd-backed API server's resourceVersion is an integer revision. The API calls it
+    opaque, so when it is not one we never claim to know which body is newer."""
+    value = str((body.get("metadata") or {}).get("resourceVersion") or "")
+    return int(value) if value.isdigit() else None
+
+
+class WatchStore:
+    """The newest body seen of every watched object, by kind plural and (namespace, name).
+
+    Fed from two directions: the watch (``observe`` and ``forget``) and our own writes. An
+    older body never replaces a newer one, so a watch event still in flight after our write
+    cannot roll the store back. Thread-safe: kopf feeds it on its event loop while the engine
+    reads it from worker threads."""
+
+    def __init__(self, plurals: Iterable[str]) -> None:
+        self._lock = threading.Lock()
+        self._objects: dict[str, dict[Key, dict[str, Any]]] = {p: {} for p in plurals}
+
+    def watches(self, kind: Kind) -> bool:
+        return kind.plural in self._objects
+
+    def observe(self, plural: str, body: Mapping[str, Any]) -> bool:
+        """Keep ``body`` unless the store holds a newer one; True when it was news (not a body
+        the store already had, such as the watch echoing our own write)."""
+        meta = body.get("metadata") or {}
+        key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        # Our own copy: kopf may reuse what it handed us, and callers get copies of ours.
+        new = copy.deepcopy(dict(body))
+        with self._lock:
+            objects = self._objects[plural]
+            old = objects.get(key)
+            if old is not None and old["metadata"].get("uid") == meta.get("uid"):
+                before, after = _revision(old), _revision(new)
+                if before is not None and after is not None and after <= before:
+                    return False
+            objects[key] = new
+            return True
+
+    def forget(self, plural: str, namespace: str, name: str, uid: str | None = None) -> None:
+        with self._lock:
+            objects = self._objects[plural]
+            old = objects.get((namespace, name))
+            # A delete of an earlier incarnation must not drop the object now under that name.
+            if old is not None and (uid is None or old["metadata"].get("uid") == uid):
+                del objects[(namespace, name)]
+
+    def get(self, plural: str, namespace: str, name: str) -> dict[str, Any] | None:
+        with self._lock:
+            found = self._objects[plural].get((namespace, name))
+        # Callers may change what they are handed; the store's copy stays as it was seen.
+        return copy.deepcopy(found) if found is not None else None
+
+    def in_namespace(self, plural: str, namespace: str | None) -> list[dict[str, Any]]:
+        """Every object of a kind in a namespace (``None``: in every namespace)."""
+        with self._lock:
+            found = [
+                body
+                for (ns, _name), body in self._objects[plural].items()
+                if namespace is None or ns == namespace
+            ]
+        return copy.deepcopy(found)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return sum(len(objects) for objects in self._objects.values())
+
+
+class WatchedResources:
+    """``ResourcePort`` over a ``WatchStore`` and the API server (see the module's doc)."""
+
+    def __init__(self, store: WatchStore, api: KubeResources) -> None:
+        self._store = store
+        self._api = api
+
+    def get(self, kind: Kind, namespace: str, name: str) -> dict[str, Any]:
+        if not self._store.watches(kind):
+            return self._api.get(kind, namespace, name)
+        body = self._store.get(kind.plural, namespace, name)
+        if body is None:
+            raise NotFound(f"{kind.kind} {namespace}/{name}")
+        return body
+
+    def list(
+        self, kind: Kind, namespace: str, label_selector: str | None = None
+    ) -> list[dict[str, Any]]:
+        if not self._store.watches(kind):
+            return self._api.list(kind, namespace, label_selector)
+        selector = LabelSelector.parse(label_selector or "")
+        items = [
+            body
+            for body in self._store.in_namespace(kind.plural, namespace)
+            if selector.matches((body.get("metadata") or {}).get("labels") or {})
+        ]
+        for item in items:
+            item.setdefault("apiVersion", f"{kind.group}/{kind.version}")
+            item.setdefault("kind", kind.kind)
+        return items
+
+    def create(self, kind: Kind, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+        created = self._api.create(kind, namespace, body)
+        if self._store.watches(kind):
+            self._store.observe(kind.plural, created)
+        return created
+
+    def replace_status(
+        self, kind: Kind, body: dict[str, Any], status: dict[str, Any]
+    ) -> dict[str, Any]:
+        if not self._store.watches(kind):
+            return self._api.replace_status(kind, body, status)
+        meta = body["metadata"]
+        try:
+            written = self._api.replace_status(kind, body, status)
+        except Conflict:
+            self._refresh(kind, meta["namespace"], meta["name"])
+            raise
+        except NotFound:
+            self._store.forget(kind.plural, meta["namespace"], meta["name"], meta.get("uid"))
+            raise
+        self._store.observe(kind.plural, written)
+        return written
+
+    def delete(self, kind: Kind, namespace: str, name: str, uid: str) -> None:
+        self._api.delete(kind, namespace, name, uid)
+        if self._store.watches(kind):
+            self._store.forget(kind.plural, namespace, name, uid)
+
+    def _refresh(self, kind: Kind, namespace: str, name: str) -> None:
+        """The one re-read a 409 buys: what the API server has now replaces what we held."""
+        try:
+            self._store.observe(kind.plural, self._api.get(kind, namespace, name))
+        except NotFound:
+            self._store.forget(kind.plural, namespace, name)

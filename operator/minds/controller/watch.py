@@ -1,0 +1,56 @@
+"""Feed the controller's ``WatchStore`` from the watches kopf already runs.
+
+The feed is a kopf index: kopf calls indexing functions for every object it lists or watches
+*before* any other handler, daemon or timer of the operator runs, so nothing the engine asks at
+start-up is answered from a half-filled store. Deletions do not reach indexing functions; a raw
+event handler forgets the object instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import kopf
+
+from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN, Kind
+
+#: The kinds the engine reads from the watch; everything else is read from the API server.
+WATCHED: tuple[Kind, ...] = (MIND, PLAN, APPROVAL, CAPABILITY_GRANT)
+
+
+def _wake_plan(memo: kopf.Memo, namespace: str, name: str) -> None:
+    memo.wiring.wakeups.wake(namespace, name)
+
+
+#: What a change made by someone else (another controller, a person) sets going at once. Our
+#: own writes come back from the watch as no news and wake nobody.
+ON_NEWS: dict[str, Callable[[kopf.Memo, str, str], None]] = {PLAN.plural: _wake_plan}
+
+
+def _register(kind: Kind) -> None:
+    def observe(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+        # Nothing goes into kopf's index itself: the store is the read side, and the index
+        # brings kopf's guarantee that it is filled before anything else runs.
+        news = memo.wiring.store.observe(kind.plural, body)
+        react = ON_NEWS.get(kind.plural)
+        if news and react is not None:
+            meta = body.get("metadata") or {}
+            react(memo, meta["namespace"], meta["name"])
+
+    def forget(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+        meta = body.get("metadata") or {}
+        memo.wiring.store.forget(kind.plural, meta["namespace"], meta["name"], meta.get("uid"))
+
+    kopf.index(kind.group, kind.version, kind.plural, id=f"watch_{kind.plural}")(observe)
+    kopf.on.event(
+        kind.group,
+        kind.version,
+        kind.plural,
+        id=f"unwatch_{kind.plural}",
+        when=lambda type, **_: type == "DELETED",
+    )(forget)
+
+
+for _kind in WATCHED:
+    _register(_kind)

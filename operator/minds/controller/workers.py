@@ -1,0 +1,34 @@
+"""The controller's worker model, defined once (the bench reads it from here).
+
+Two pools, so that neither can starve the other:
+
+- kopf's pool runs the sync handlers (admission, approvals, grants) and the watch feed;
+- the tick pool runs plan ticks and mind cycles. Plan daemons sleep on the event loop and take
+  a tick thread only while they work, so every admitted plan makes progress at once as long as
+  no more than ``tick_threads`` are working at the same instant; a plan that waits (for a
+  person, a window, a lease) holds no thread at all.
+
+asyncio's default pool would be min(32, cores + 4) threads: six on a two-core node, which is
+how only six of twenty plans once ran at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class WorkerModel:
+    handler_threads: int = 16
+    tick_threads: int = 64
+
+    def install(self, loop: asyncio.AbstractEventLoop) -> ThreadPoolExecutor:
+        """Make the tick pool the loop's default executor (what ``asyncio.to_thread`` uses)."""
+        pool = ThreadPoolExecutor(max_workers=self.tick_threads, thread_name_prefix="minds-tick")
+        loop.set_default_executor(pool)
+        return pool
+
+
+WORKERS = WorkerModel()

@@ -1,0 +1,55 @@
+"""How long a finished Plan stays in the cluster (like a Job's ``ttlSecondsAfterFinished``).
+
+A finished plan is history; the ledger keeps history. Leaving every finished Plan in the API
+server would make each controller start, each list and each ``kubectl get plans`` pay for all
+the work the minds ever did. The Mind says how long its plans stay after they finish
+(``spec.planTtlSecondsAfterFinished``, days by default); a plan is removed only once its
+conclusion is in the ledger, so nothing a finished plan means is lost with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from minds.domain.planning.model import PlanStatus
+from minds.domain.resources.mind import DEFAULT_PLAN_TTL_SECONDS
+from minds.domain.resources.plan import PlanResourceStatus
+
+__all__ = ["DEFAULT_PLAN_TTL_SECONDS", "Expiry", "expiry", "finished_at"]
+
+#: The ledger event that shows a plan's conclusion was recorded, by final phase. Superseded and
+#: abandoned plans are concluded by whatever superseded or abandoned them.
+CONCLUSION: dict[PlanStatus, str | None] = {
+    PlanStatus.COMPLETED: "plan_completed",
+    PlanStatus.FAILED: "plan_failed",
+    PlanStatus.SUPERSEDED: None,
+    PlanStatus.ABANDONED: None,
+}
+
+
+def finished_at(status: PlanResourceStatus, created: datetime) -> datetime | None:
+    """When a finished plan finished: its last step's end (its creation when no step ended,
+    which can only make it stay longer). None while the plan is not finished."""
+    if status.phase not in CONCLUSION:
+        return None
+    ends: Iterable[datetime] = (
+        t for s in status.steps for t in (s.finished_at, s.started_at) if t is not None
+    )
+    return max(ends, default=created)
+
+
+@dataclass(frozen=True)
+class Expiry:
+    at: datetime
+    #: The ledger event that must exist before the plan may go (None: nothing to wait for).
+    conclusion: str | None
+
+
+def expiry(status: PlanResourceStatus, created: datetime, ttl_seconds: int) -> Expiry | None:
+    """When the plan may be removed; None while it is not finished."""
+    end = finished_at(status, created)
+    if end is None:
+        return None
+    return Expiry(end + timedelta(seconds=ttl_seconds), CONCLUSION[status.phase])
