@@ -53,10 +53,13 @@ from bench.measure import (
     percentile,
     scrape,
 )
+from bench.scale import ScaleResult, plot, scale_phase
+from bench.watch_latency import measure as measure_watch_latency
+from minds.controller.workers import WORKERS
 from minds.devenv import cluster as devcluster
 from minds.devenv import postgres
 from minds.devenv.controller import ControllerHandle, start_controller, stop_controller
-from minds.devenv.install import repo_root
+from minds.devenv.install import manage_namespace, repo_root
 from minds.devenv.kubectl import kubectl
 from minds.devenv.stack import Stack, down, up
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
@@ -70,12 +73,15 @@ NAMESPACE = "bench"
 MIND_CYCLE_SECONDS = 3600
 LABEL = "minds.dev/bench"
 ROUND_LABEL = "minds.dev/bench-round"
-#: The controller's fallback: an open plan is looked at at least this often (handlers.py).
-FALLBACK_TICK_SECONDS = 15.0
+#: How long an approved restart may take before the bench calls the run failed.
+APPROVAL_DEADLINE_SECONDS = 60.0
 #: How often the read-only phase lists its plans: the resolution of "last plan completed".
 READONLY_POLL_SECONDS = 0.1
-#: kopf's thread pool for sync handlers and daemons (handlers.py: settings.execution.max_workers).
-CONTROLLER_WORKERS = 8
+#: The controller's threads for plan ticks, read from the code that defines them.
+CONTROLLER_WORKERS = WORKERS.tick_threads
+
+#: The scale phase's plot, written beside the doc.
+SCALE_PLOT = "benchmarks-scale.png"
 
 BAD_PHASES = frozenset({"failed", "blocked", "draft", "superseded", "abandoned", "replanning"})
 BAD_STEPS = frozenset({"failed", "cancelled", "blocked"})
@@ -134,24 +140,33 @@ OPTIONS = (
     Option(
         "baseline_threads",
         "BENCH_BASELINE_THREADS",
-        CONTROLLER_WORKERS,
+        8,
         int,
         "threads of the second baseline variant (0: skip it)",
     ),
     Option(
         "probe_plans",
         "BENCH_PROBE_PLANS",
-        CONTROLLER_WORKERS,
+        20,
         int,
         "saturation probe: plans awaiting approval at once, all approved together (0: skip)",
     ),
     Option(
         "probe_window",
         "BENCH_PROBE_WINDOW",
-        3 * FALLBACK_TICK_SECONDS,
+        45.0,
         float,
         "saturation probe: how long after the decisions the plans have to complete, seconds",
     ),
+    Option(
+        "scale",
+        "BENCH_SCALE",
+        "10,100,1000",
+        str,
+        "scale phase: numbers of open waiting plans to measure the idle controller at, "
+        "comma-separated ('' skips the phase)",
+    ),
+    Option("scale_window", "BENCH_SCALE_WINDOW", 60.0, float, "scale phase: idle window, seconds"),
     Option("poll", "BENCH_POLL_SECONDS", 0.05, float, "interval of status polls, seconds"),
     Option("timeout", "BENCH_TIMEOUT", 240.0, float, "deadline of each phase, seconds"),
 )
@@ -169,6 +184,8 @@ class Params:
     baseline_threads: int
     probe_plans: int
     probe_window: float
+    scale: str
+    scale_window: float
     poll: float
     timeout: float
     doc: Path | None
@@ -193,6 +210,12 @@ class Params:
             raise BenchError("BENCH_PROBE_PLANS must be between 0 and 100")
         if not 1 <= self.probe_window <= 600:
             raise BenchError("BENCH_PROBE_WINDOW must be between 1 and 600 seconds")
+        if any(n < 1 or n > 2000 for n in self.scale_levels) or self.scale_levels != sorted(
+            self.scale_levels
+        ):
+            raise BenchError("BENCH_SCALE must be increasing numbers between 1 and 2000")
+        if not 5 <= self.scale_window <= 600:
+            raise BenchError("BENCH_SCALE_WINDOW must be between 5 and 600 seconds")
         if not 0.005 <= self.poll <= 5:
             raise BenchError("BENCH_POLL_SECONDS must be between 0.005 and 5")
         if self.timeout < 10:
@@ -200,6 +223,13 @@ class Params:
 
     def values(self) -> dict[str, Any]:
         return {o.flag: getattr(self, o.flag) for o in OPTIONS}
+
+    @property
+    def scale_levels(self) -> list[int]:
+        try:
+            return [int(x) for x in self.scale.split(",") if x.strip()]
+        except ValueError as exc:
+            raise BenchError("BENCH_SCALE must be comma-separated numbers") from exc
 
 
 def parse_args(argv: list[str] | None = None) -> Params:
@@ -335,6 +365,9 @@ class Results:
     approvals: ApprovalResult | None
     probe: ProbeResult | None
     baselines: list[BaselineResult] = field(default_factory=list)
+    scale: ScaleResult | None = None
+    #: PATCH returned -> watch event arrived, seconds: the floor under any reaction.
+    watch_latencies: list[float] = field(default_factory=list)
 
 
 # -- the running stack -----------------------------------------------------------------------
@@ -518,6 +551,8 @@ def world(env: Env, namespace: str, mind_spec: dict[str, Any]) -> None:
         env,
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
     )
+    # The controller may touch workloads only where a platform team lets the minds manage them.
+    manage_namespace(env.kubeconfig, namespace)
     apply(
         env,
         {
@@ -804,7 +839,7 @@ def approval_phase(env: Env, params: Params) -> ApprovalResult:
         f"bench: approval phase: {len(names)} restarts, {params.approval_concurrency} in flight",
         flush=True,
     )
-    per_plan = max(60.0, 4 * FALLBACK_TICK_SECONDS)
+    per_plan = APPROVAL_DEADLINE_SECONDS
     todo = list(names)
     flight: dict[str, Track] = {}
     finished: list[Track] = []
@@ -844,8 +879,9 @@ def approval_phase(env: Env, params: Params) -> ApprovalResult:
                         )
                         # Decide once the controller has shown it to people (phase Pending).
                         if (approval.get("status") or {}).get("phase") == "Pending":
-                            decide(env, ns, ref)
+                            # Timed from sending, as the watch latency it is compared with.
                             track.decided = time.monotonic()
+                            decide(env, ns, ref)
                 elif state.get("status") == "completed":
                     track.done = seen
                     finished.append(flight.pop(name))
@@ -1051,6 +1087,14 @@ def run(params: Params, state_dir: Path) -> Results:
                 f"{percentile(approvals.latencies, 95):.2f} s",
                 flush=True,
             )
+        watch_latencies = measure_watch_latency(
+            env.kubeconfig, NAMESPACE, max(20, params.approvals)
+        )
+        print(
+            f"bench: watch latency: p50 {percentile(watch_latencies, 50) * 1000:.1f} ms, p95 "
+            f"{percentile(watch_latencies, 95) * 1000:.1f} ms",
+            flush=True,
+        )
         probe = probe_phase(env, params) if params.probe_plans > 0 else None
         if probe is not None:
             print(
@@ -1059,6 +1103,18 @@ def run(params: Params, state_dir: Path) -> Results:
                 flush=True,
             )
         env.sampler.stop()
+        scale = (
+            scale_phase(
+                env,
+                NAMESPACE,
+                MIND_NAME,
+                params.scale_levels,
+                params.scale_window,
+                max(params.timeout, 900.0),
+            )
+            if params.scale_levels
+            else None
+        )
         # The baseline measures the API server alone: nothing else may write to those Plans.
         stop_controller(env.controller)
         per_round = sorted(controller_plan_writes(r.cost) for r in readonly)
@@ -1086,6 +1142,8 @@ def run(params: Params, state_dir: Path) -> Results:
             approvals=approvals,
             probe=probe,
             baselines=baselines,
+            scale=scale,
+            watch_latencies=watch_latencies,
         )
     finally:
         env.sampler.stop()
@@ -1144,7 +1202,10 @@ def main(argv: list[str] | None = None) -> int:
     print(render_table(results))
     if params.doc is not None:
         argv_text = shlex.join([".venv/bin/python", "-m", "bench.executor_bench", *sys.argv[1:]])
-        params.doc.write_text(render_doc(results, command, argv_text))
+        plot_name = None
+        if results.scale is not None and plot(results.scale, params.doc.with_name(SCALE_PLOT)):
+            plot_name = SCALE_PLOT
+        params.doc.write_text(render_doc(results, command, argv_text, plot_name))
         print(f"bench: wrote {params.doc}")
     return 0
 

@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 
 from bench.executor_bench import (
     CONTROLLER_WORKERS,
-    FALLBACK_TICK_SECONDS,
     MIND_CYCLE_SECONDS,
     NAMESPACE,
     OPTIONS,
@@ -21,6 +20,7 @@ from bench.executor_bench import (
     Results,
 )
 from bench.measure import READ_VERBS, WRITE_VERBS, ApiCounters, percentile
+from bench.scale import render as render_scale
 
 Row = tuple[str, str]
 NAN = float("nan")
@@ -175,7 +175,14 @@ class Numbers:
         self.p50 = percentile(self.latencies, 50)
         self.p95 = percentile(self.latencies, 95)
         self.lat_max = max(self.latencies) if self.latencies else NAN
-        self.slow = sum(1 for x in self.latencies if x >= FALLBACK_TICK_SECONDS / 2)
+        # The floor under any reaction, measured in the same run (see bench/watch_latency.py).
+        self.watch_p50 = percentile(r.watch_latencies, 50)
+        self.watch_p95 = percentile(r.watch_latencies, 95)
+        self.approval_over_watch = _ratio(self.p95, self.watch_p95)
+        self.writes_per_step = self.per_step(self.all_writes)
+        self.scale_top = r.scale.points[-1] if r.scale and r.scale.points else None
+        finished = [c for c in (r.scale.restarts if r.scale else []) if c.state == "finished"]
+        self.finished_restart = finished[0] if finished else None
         self.raised_p50 = percentile(ap.raised, 50) if ap else NAN
         if ap:
             aapi = ap.cost.api
@@ -206,10 +213,75 @@ class Numbers:
 # -- the table -------------------------------------------------------------------------------
 
 
+def _met(ok: bool | None) -> str:
+    return "n/a" if ok is None else ("met" if ok else "**not met**")
+
+
+def _check(value: float, limit: float, at_most: bool = True) -> bool | None:
+    if math.isnan(value):
+        return None
+    return value <= limit if at_most else value >= limit
+
+
+def targets(r: Results, n: Numbers) -> list[Row]:
+    """The executor's targets (ratios within this run, so they hold on any machine)."""
+    steps_ratio = _ratio(n.steps_per_s, n.base1)
+    at_once = _ratio(n.max_executing, n.plans_per_round)
+    out: list[Row] = [
+        (
+            "executed steps/s >= 0.4 x baseline conditional writes/s (1 thread)",
+            f"{_n(steps_ratio, 3)}: {_met(_check(steps_ratio, 0.4, at_most=False))}",
+        ),
+        (
+            "API requests per step <= 4",
+            f"{_n(n.requests_per_step)}: {_met(_check(n.requests_per_step, 4))}",
+        ),
+        (
+            "API writes per step <= 2.5 (Events included)",
+            f"{_n(n.writes_per_step)}: {_met(_check(n.writes_per_step, 2.5))}",
+        ),
+        (
+            "all plans of a round executing at once",
+            f"{n.max_executing} of {n.plans_per_round}: {_met(_check(at_once, 1.0, False))}",
+        ),
+        (
+            "approval -> execution p95 <= 5 x PATCH -> watch event p95",
+            f"{_n(n.approval_over_watch, 1)} x: {_met(_check(n.approval_over_watch, 5))}",
+        ),
+    ]
+    top = n.scale_top
+    if top is not None:
+        out += [
+            (
+                f"{top.open_plans} open waiting plans: <= 1 API request/s while idle",
+                f"{top.requests_per_second:.2f}: {_met(top.requests_per_second <= 1)}",
+            ),
+            (
+                f"{top.open_plans} open waiting plans: <= 2% of one core while idle",
+                f"{100 * top.cpu_core_fraction:.2f}%: {_met(top.cpu_core_fraction <= 0.02)}",
+            ),
+            (
+                f"{top.open_plans} open waiting plans: controller RSS <= 300 MiB",
+                f"{_mib(top.rss_bytes)}: {_met(top.rss_bytes <= 300 * 2**20)}",
+            ),
+        ]
+    done = n.finished_restart
+    if done is not None:
+        # "No request per finished plan": what a restart costs must not grow with them.
+        per = _ratio(done.requests, done.plans)
+        out.append(
+            (
+                f"restart with {done.plans} finished plans: no request per finished plan",
+                f"{done.requests} requests ({_n(per, 3)} per plan): {_met(_check(per, 0.05))}",
+            )
+        )
+    return out
+
+
 def rows(r: Results) -> list[tuple[str, list[Row]]]:
     n = Numbers(r)
     p = r.params
-    sections: list[tuple[str, list[Row]]] = []
+    sections: list[tuple[str, list[Row]]] = [("Targets", targets(r, n))]
     rounds = f"{n.rounds} round{'s' if n.rounds > 1 else ''}"
     sections.append(
         (
@@ -300,10 +372,10 @@ def rows(r: Results) -> list[tuple[str, list[Row]]]:
                     ("**approval -> execution p50 / p95**", f"{_s(n.p50)} / {_s(n.p95)}"),
                     ("&nbsp;&nbsp;max", _s(n.lat_max)),
                     (
-                        f"&nbsp;&nbsp;at or over {FALLBACK_TICK_SECONDS / 2:.1f} s (half the "
-                        "fallback tick)",
-                        f"{n.slow} of {len(n.latencies)}",
+                        "PATCH returned -> watch event arrived, p50 / p95 (same run)",
+                        f"{_s(n.watch_p50)} / {_s(n.watch_p95)}",
                     ),
+                    ("**approval p95 / watch event p95**", _n(n.approval_over_watch, 1)),
                     ("plan applied -> approval raised, p50", _s(n.raised_p50)),
                     ("Plan writes per approved plan", _n(n.ap_plan_writes, 1)),
                     ("Approval writes per approved plan (controller)", _n(n.ap_approval_writes, 1)),
@@ -485,106 +557,63 @@ def reading(r: Results) -> list[str]:
         )
     out.append(f"**What limits it.** {busy}{limit}")
     out.append(
-        f"**Ticks and wake-ups.** No read-only step waits for the {FALLBACK_TICK_SECONDS:.0f} s "
-        "fallback tick: a plan's daemon applies transitions back to back within one tick (up "
-        "to 64), so a plan runs from its first step to its last without sleeping, and the tick "
-        "only matters for plans waiting on something outside (approvals, waits, verify "
-        f"windows). Plans took {percentile(n.plan_seconds, 50):.1f} s (p50) to "
+        "**Ticks and wake-ups.** A plan's daemon applies transitions back to back within one "
+        "tick, reading the Plan and its Mind from the controller's watch store, so a plan runs "
+        "from its first step to its last without sleeping. A plan that waits sleeps until the "
+        "time its status names or until something wakes it (a change by someone else, an "
+        "Approval decided, its Mind changed). Plans took "
+        f"{percentile(n.plan_seconds, 50):.1f} s (p50) to "
         f"{percentile(n.plan_seconds, 95):.1f} s (p95) from being applied to completing."
     )
-    if n.max_executing <= CONTROLLER_WORKERS and n.max_executing < p.plans:
-        out.append(
-            f"**Concurrency.** At most {n.max_executing} of the {p.plans} plans of a round were "
-            "seen executing at once. kopf runs every sync handler, timer and daemon in one "
-            f"thread pool of {CONTROLLER_WORKERS} workers (`settings.execution.max_workers = "
-            f"{CONTROLLER_WORKERS}` in handlers.py); a plan's daemon holds its worker for the "
-            "plan's whole life, sleeping included, and so does a Mind's cycle daemon where the "
-            "controller runs one (the bench's one Mind). Plans beyond the free workers wait for "
-            "one before their first step, which is most of the spread between the p50 and p95 "
-            "plan durations."
-        )
-    got = n.per_plan(n.plan_status_put)
-    shape = (
-        "a settle write (pending -> ready), a claim (ready -> executing, with the lease) and "
-        "the adoption (executing -> completed)"
-        if p.shape == "chain"
-        else "a claim (ready -> executing, with the lease) and the adoption (executing -> "
-        "completed), after one settle write that readies every step"
+    out.append(
+        f"**Concurrency.** At most {n.max_executing} of the {p.plans} plans of a round were "
+        "seen executing at once (the bench lists the plans every "
+        f"{1000 * READONLY_POLL_SECONDS:.0f} ms, so short-lived phases can be missed). Ticks run "
+        f"in a pool of {CONTROLLER_WORKERS} threads (`operator/minds/controller/workers.py`), "
+        "taken only while a plan works; a waiting plan holds none."
     )
+    got = n.per_plan(n.plan_status_put)
     conflicts = (
-        f" {n.plan_conflicts} of the writes were answered 409 and written again: the only "
-        "other writer of these Plans is kopf, whose metadata patches change the "
-        "resourceVersion under the executor's conditional writes."
+        f" {n.plan_conflicts} of the writes were answered 409 and written again (a decision "
+        "taken on a copy the watch had not yet refreshed; the one re-read after a conflict is "
+        "in the GETs)."
         if n.plan_conflicts
         else " No write lost a race (no 409s)."
     )
     out.append(
-        f"**Writes per step.** {n.per_step(n.plan_writes):.2f} Plan writes per step. Status: "
-        f"{got:.1f} PUTs per plan of {n.k} steps, {n.expected_status_writes} expected from "
-        f"the code (admission, then per step {shape}). Folding readying into the claim, which "
-        'the issue allows ("a step that can be readied and claimed at once may be moved in '
-        f'one write"), would make it {n.minimum_status_writes}. Metadata: '
-        f"{n.per_plan(n.plan_meta_writes):.1f} patches per plan by kopf (the finalizer its "
-        f"daemons require, and its handler bookkeeping in annotations).{conflicts} Each step "
-        f"also posts {n.per_step(n.events):.2f} Kubernetes Events (a Normal Event per "
-        "completed step, and Validated and Completed per plan) and makes "
-        f"{n.per_step(n.reads):.1f} API reads: "
-        f"{n.per_step(n.plan_gets):.1f} GETs of the Plan (every adoption re-reads the Plan "
-        "it has just claimed, because `write_status` GETs before each PUT, and each pass of "
-        f"the tick loop reads it again) and {n.per_step(n.mind_gets):.1f} GETs of the Mind "
-        "(once per tick pass and once per capability invocation)."
+        f"**Requests per step.** {n.requests_per_step:.2f} API requests per step: "
+        f"{n.writes_per_step:.2f} writes ({n.per_step(n.plan_writes):.2f} Plan writes, "
+        f"{got:.1f} status PUTs per plan of {n.k} steps, "
+        f"{n.per_plan(n.plan_meta_writes):.1f} metadata patches per plan by kopf for the "
+        f"finalizer its daemons require; {n.per_step(n.events):.2f} Events) and "
+        f"{n.per_step(n.reads):.2f} reads ({n.per_step(n.plan_gets):.2f} GETs of the Plan and "
+        f"{n.per_step(n.mind_gets):.2f} of the Mind; the rest are the observations each "
+        f"`service.status` makes of the Deployment and its Pods).{conflicts}"
     )
     if n.latencies:
-        if n.slow == 0:
-            how = (
-                "every approved restart reached `completed` by wake-up (the Approval handler "
-                "carries the action out and wakes the plan's daemon), none by the "
-                f"{FALLBACK_TICK_SECONDS:.0f} s fallback tick"
-            )
-        else:
-            how = (
-                f"{n.slow} of {len(n.latencies)} took {FALLBACK_TICK_SECONDS / 2:.1f} s or "
-                f"more, which points at the {FALLBACK_TICK_SECONDS:.0f} s fallback tick rather "
-                "than a wake-up"
-            )
         out.append(
-            f"**Approvals.** From the approver's decision write to the step completed: p50 "
+            f"**Approvals.** From sending the approver's decision to the step completed: p50 "
             f"{n.p50:.2f} s, p95 {n.p95:.2f} s, with {p.approval_concurrency} "
-            f"plan{'s' if p.approval_concurrency != 1 else ''} in flight; {how}. The path: "
-            "the Approval's update event, the Approval handler (the "
-            "Approved status write, the restart, the Executed status write), a wake-up of the "
-            "plan's daemon and the plan's completing write. The bench polls every "
-            f"{1000 * p.poll:.0f} ms, which bounds the resolution. Per approved plan the "
-            f"controller made {n.ap_plan_writes:.1f} Plan writes and {n.ap_approval_writes:.1f} "
-            f"Approval writes; {n.ap_plan_patches:.1f} and {n.ap_approval_patches:.1f} of them "
-            "are kopf's metadata patches, not state changes of ours."
+            f"plan{'s' if p.approval_concurrency != 1 else ''} in flight; the API server "
+            f"delivered a plain PATCH to a watcher in {1000 * n.watch_p50:.0f} ms (p50) and "
+            f"{1000 * n.watch_p95:.0f} ms (p95) in the same run, so an approval takes "
+            f"{n.approval_over_watch:.1f} times the watch's p95 (both timed from sending the "
+            "write). The path: the Approval's watch "
+            "event, the Approval handler recording the decision and waking the plan, the "
+            "plan's executor claiming the approved step and acting, and the plan's completing "
+            f"write. The bench polls every {1000 * p.poll:.0f} ms, which bounds the resolution. "
+            f"Per approved plan the controller made {n.ap_plan_writes:.1f} Plan writes and "
+            f"{n.ap_approval_writes:.1f} Approval writes."
         )
     pr = r.probe
     if pr is not None:
         done = len(pr.latencies)
-        unstarted = sum(
-            v for k, v in pr.states.items() if k.startswith(("validated/", "no status/"))
-        )
-        never = (
-            f" {unstarted} never even started: no worker was free to run "
-            f"{'its daemon' if unstarted == 1 else 'their daemons'}."
-            if unstarted
-            else ""
-        )
         if done < pr.plans:
             out.append(
                 f"**Saturation.** {pr.plans} plans were applied at once, each with a restart "
                 f"that needs approval: {pr.raised} raised their Approval and the bench approved "
-                f"it at once.{never} Then {done} of {pr.plans} restarts completed within "
-                f"{pr.window:.0f} s; the controller picked up {pr.pending} of the Approvals and "
-                f"carried out {pr.executed}. Each waiting plan's daemon sleeps inside one of "
-                f"kopf's {CONTROLLER_WORKERS} workers, as does the Mind's cycle daemon, so "
-                "once they fill the pool no worker is left for the Approval handlers and "
-                "timers that would carry the approved actions out, and the plans wait for "
-                "ever: a deadlock, not a slowdown. By the same mechanism, enough plans whose "
-                "daemons sleep (blocked, waiting, verifying) and Minds together leave no worker "
-                "for admissions, approvals or releases. A sleeping daemon must not hold a "
-                "worker (async daemons, or a pool sized above the number of daemons)."
+                f"it at once. {done} of {pr.plans} restarts completed within "
+                f"{pr.window:.0f} s; the controller carried out {pr.executed}."
             )
         else:
             out.append(
@@ -593,6 +622,20 @@ def reading(r: Results) -> list[str]:
                 "the decision): waiting plans do not starve the handlers that carry approvals "
                 "out."
             )
+    rest = n.scale_top
+    if rest is not None and r.scale is not None:
+        restarts = "; ".join(
+            f"with {c.plans} {c.state} plans it made {c.requests} API requests ({c.writes} "
+            f"writes) until quiet"
+            for c in r.scale.restarts
+        )
+        out.append(
+            f"**At rest.** With {rest.open_plans} plans open and waiting, the whole cluster "
+            f"served {rest.requests_per_second:.2f} API requests/s, the controller used "
+            f"{100 * rest.cpu_core_fraction:.2f}% of one core and held {_mib(rest.rss_bytes)}. "
+            f"Restarted, {restarts}: a restart lists each kind once and reads the rest from "
+            "its watch."
+        )
     out.append(
         f"**Memory.** The controller's RSS went from {_mib(n.rss_idle)} idle to "
         f"{_mib(n.rss_peak)} at peak with {p.plans} plans open at once "
@@ -639,7 +682,7 @@ def _api_table(api: ApiCounters, per: float, label: str) -> list[str]:
     return lines
 
 
-def render_doc(r: Results, command: str, argv: str) -> str:
+def render_doc(r: Results, command: str, argv: str, plot_name: str | None = None) -> str:
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     machine_rows: list[Row] = [
         *r.machine.items(),
@@ -670,7 +713,7 @@ def render_doc(r: Results, command: str, argv: str) -> str:
         "controller's RSS (sampled every 200 ms).",
         "2. **Approvals.** M plans of one `service.restart` that needs approval; the bench "
         "approves each as the `approver` user once the Approval "
-        "is Pending, and measures from its decision write returning to the step being "
+        "is Pending, and measures from sending its decision to the step being "
         "`completed`, polling the Plan.",
         "3. **Saturation probe.** As many plans waiting on an approval at once as the "
         f"controller has workers ({CONTROLLER_WORKERS}): the bench "
@@ -722,6 +765,18 @@ def render_doc(r: Results, command: str, argv: str) -> str:
             "",
             "The bench made the Plan POSTs and LISTs, the Approval GETs and one Approval PATCH "
             "per plan (the decision); everything else is the controller.",
+            "",
+        ]
+    if r.scale is not None:
+        parts += [
+            "### Scale: the controller at rest",
+            "",
+            "Open plans that wait a day (one `wait` step each), measured over a quiet window "
+            f"of {r.params.scale_window:.0f} s once the controller has settled; then the "
+            "controller restarted with them in place, counting every API request (watches "
+            "aside) until it is quiet again.",
+            "",
+            *render_scale(r.scale, plot_name),
             "",
         ]
     parts += ["## Reading", ""]

@@ -8,12 +8,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import kopf
 
 from minds.adapters.kube.people import RELEASE_ANNOTATION
+from minds.controller.scheduling import FINISHED, Finished, Scheduler
 from minds.controller.settings import ControllerConfig
 from minds.controller.wiring import Wiring, build
 from minds.controller.workers import WORKERS
@@ -38,12 +41,19 @@ async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) 
     settings.posting.level = logging.WARNING
     settings.execution.max_workers = WORKERS.handler_threads
     WORKERS.install(asyncio.get_running_loop())
-    memo.wiring = await asyncio.to_thread(build, ControllerConfig.from_env())
-    memo.retention = asyncio.create_task(_retain_plans(memo.wiring))
+    wiring = await asyncio.to_thread(build, ControllerConfig.from_env())
+    memo.wiring = wiring
+    memo.scheduler = Scheduler(
+        asyncio.get_running_loop(), partial(_plan_tick, wiring), PLAN_TICK_SECONDS
+    )
+    memo.retention = asyncio.create_task(_retain_plans(wiring))
 
 
 @kopf.on.cleanup()
 async def close(memo: kopf.Memo, **_: Any) -> None:
+    scheduler: Scheduler | None = getattr(memo, "scheduler", None)
+    if scheduler is not None:
+        await scheduler.close()
     task: asyncio.Task[None] | None = getattr(memo, "retention", None)
     if task is not None:
         task.cancel()
@@ -67,7 +77,7 @@ async def _retain_plans(wiring: Wiring) -> None:
     it sees, so an early look would only remove less)."""
     delay = RETENTION_MIN_SLEEP
     while True:
-        await wiring.wakeups.sleep("", "plan-retention", delay)
+        await asyncio.sleep(delay)
         try:
             due = await asyncio.to_thread(
                 lambda: wiring.retention.sweep(wiring.store.in_namespace(PLAN.plural, None))
@@ -91,7 +101,7 @@ def mind_reconcile(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) 
     wiring.wakeups.wake(namespace, f"mind:{name}")
     for plan in wiring.store.in_namespace(PLAN.plural, namespace):
         if (plan.get("spec") or {}).get("mind") == name:
-            wiring.wakeups.wake(namespace, plan["metadata"]["name"])
+            memo.scheduler.wake(namespace, plan["metadata"]["name"])
 
 
 @kopf.on.delete(API_GROUP, API_VERSION, MIND.plural)
@@ -107,64 +117,91 @@ def _present(type: str, body: kopf.Body, **_: Any) -> bool:
 # approval reconciling compare what is there (generations, phases) with what the status says and
 # write only when they differ, so kopf's edge-triggering bookkeeping (an annotation PATCH per
 # change) would cost a write per event and buy nothing. The initial listing replays every object
-# at start; the plan daemon and the Approval timer re-drive anything a failed call left behind.
+# at start, which also rebuilds the plans' tasks and the Approvals' expiry timers.
 @kopf.on.event(API_GROUP, API_VERSION, PLAN.plural, when=_present)
-def plan_admit(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
+def plan_admit(
+    type: str | None,
+    namespace: str | None,
+    name: str,
+    spec: kopf.Spec,
+    status: kopf.Status,
+    memo: kopf.Memo,
+    **_: Any,
+) -> None:
     assert namespace is not None, "Plans are namespaced"
-    if memo.wiring.plans.admit(namespace, name).changed:
-        memo.wiring.wakeups.wake(namespace, name)
+    wiring: Wiring = memo.wiring
+    scheduler: Scheduler = memo.scheduler
+    admission = wiring.plans.admit(namespace, name)
+    phase = admission.status.phase.value if admission.changed else status.get("phase")
+    if spec.get("origin") != "dream" and phase in OPEN_PHASES:
+        scheduler.run_plan(namespace, name)
+    elif type is None and phase in _FINISHED:
+        # The initial listing: a plan that finished while no controller ran is concluded now
+        # (every effect of a conclusion is idempotent, so one already concluded costs only
+        # ledger reads, never an API request).
+        wiring.executor.tick(namespace, name)
 
 
-def _undecided(status: kopf.Status, **_: Any) -> bool:
-    return status.get("phase") in (None, "Pending", "Approved")
+#: Plans that run (a replan interrupted by a crash is finished by whoever looks next).
+OPEN_PHASES = frozenset(
+    {"validated", "waiting", "executing", "awaiting_approval", "blocked", "replanning"}
+)
+#: Plans whose task has run its last tick, which concluded them.
+_FINISHED = ("completed", "failed")
+_DONE = frozenset({"completed", "failed", "superseded", "abandoned", "draft"})
+
+#: The safety net, not the clock: a plan sleeps until the next-run time its status asks for
+#: (a wait, a verify or monitor window, a lease) or until something wakes it (its spec, a write
+#: by someone else, an Approval, its Mind). A tick reads only the watch store, so this costs no
+#: API request.
+PLAN_TICK_SECONDS = 600.0
+
+
+def _plan_tick(wiring: Wiring, namespace: str, name: str) -> datetime | Finished | None:
+    result = wiring.executor.tick(namespace, name)
+    if result.phase is None or result.phase.value in _DONE:
+        return FINISHED  # gone, unreadable, being deleted, or done: its task ends
+    return result.wake_at
+
+
+_UNDECIDED = ("Pending", "Approved", None)
 
 
 # The Approval handlers validate and record a decision and wake the plan that asked; they never
-# act. The plan's executor carries out what was approved, under its claim on the step.
+# act. The plan's executor carries out what was approved, under its claim on the step. Expiry is
+# a matter of the clock, not of an event: each open Approval has a timer at its `expiresAt`.
 @kopf.on.event(API_GROUP, API_VERSION, APPROVAL.plural, when=_present)
 def approval_reconcile(
     namespace: str | None, name: str, spec: kopf.Spec, memo: kopf.Memo, **_: Any
 ) -> None:
     assert namespace is not None, "Approvals are namespaced"
-    with contextlib.suppress(NotFound):
-        memo.wiring.approvals.reconcile(namespace, name)
+    scheduler: Scheduler = memo.scheduler
+    try:
+        after = memo.wiring.approvals.reconcile(namespace, name)
+    except NotFound:
+        return
     _wake_asking_plan(memo, namespace, spec)
-
-
-def _wake_asking_plan(memo: kopf.Memo, namespace: str, spec: kopf.Spec) -> None:
-    plan = (spec.get("origin") or {}).get("plan")
-    if plan:
-        memo.wiring.wakeups.wake(namespace, plan)
-
-
-# Expiry is a matter of the clock, not of an event: each open Approval has a timer set for its
-# `expiresAt` (decisions arrive as watch events and are handled above). It sleeps on the event
-# loop, so a thousand people's inboxes cost no thread and no request until one is due.
-@kopf.daemon(API_GROUP, API_VERSION, APPROVAL.plural, when=_undecided, cancellation_timeout=10)
-async def approval_expiry(
-    namespace: str | None,
-    name: str,
-    spec: kopf.Spec,
-    stopped: kopf.DaemonStopped,
-    memo: kopf.Memo,
-    **_: Any,
-) -> None:
-    assert namespace is not None
+    if (after.get("status") or {}).get("phase") not in _UNDECIDED:
+        scheduler.cancel("expiry", (namespace, name))
+        return
     try:
         expires = datetime.fromisoformat(str(spec["expiresAt"]).replace("Z", "+00:00"))
     except (KeyError, ValueError):
         return  # admission refuses such an Approval; there is nothing to time
-    while not stopped:
-        until = (expires - datetime.now(UTC)).total_seconds()
-        if until <= 0:
-            break
-        await stopped.wait(until)
-    if stopped:
-        return
+    scheduler.at("expiry", (namespace, name), expires, partial(_expire, memo, namespace, name))
+
+
+def _expire(memo: kopf.Memo, namespace: str, name: str) -> None:
     with contextlib.suppress(NotFound):
-        after = await asyncio.to_thread(memo.wiring.approvals.reconcile, namespace, name)
+        after = memo.wiring.approvals.reconcile(namespace, name)
         if (after.get("status") or {}).get("phase") != "Pending":
-            _wake_asking_plan(memo, namespace, spec)
+            _wake_asking_plan(memo, namespace, after.get("spec") or {})
+
+
+def _wake_asking_plan(memo: kopf.Memo, namespace: str, spec: Mapping[str, Any]) -> None:
+    plan = (spec.get("origin") or {}).get("plan")
+    if plan:
+        memo.scheduler.wake(namespace, plan)
 
 
 def _deleting(type: str, body: kopf.Body, **_: Any) -> bool:
@@ -180,6 +217,7 @@ def plan_deleted(namespace: str | None, body: kopf.Body, memo: kopf.Memo, **_: A
     as the deletion starts (kopf's finalizer may hold the object a while longer)."""
     if namespace is None:
         return
+    memo.scheduler.stop_plan(namespace, body["metadata"]["name"])
     memo.wiring.approvals.abandon_plan(
         namespace, body["metadata"]["uid"], f"its plan {body['metadata']['name']} was deleted"
     )
@@ -208,55 +246,6 @@ def grant_delete(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     memo.wiring.grants.forget(dict(body))
 
 
-#: The safety net, not the clock: a plan sleeps until the next-run time its status asks for
-#: (a wait, a verify or monitor window, a lease) or until something wakes it (its spec, an
-#: Approval, its Mind). A tick reads only the watch store, so this costs no API request.
-PLAN_TICK_SECONDS = 600.0
-
-
-def _open_plan(status: kopf.Status, spec: kopf.Spec, **_: Any) -> bool:
-    return spec.get("origin") != "dream" and status.get("phase") in (
-        "validated",
-        "waiting",
-        "executing",
-        "awaiting_approval",
-        "blocked",
-        "completed",
-        "failed",
-        # A replan interrupted by a crash is finished by whoever looks next.
-        "replanning",
-    )
-
-
-@kopf.daemon(API_GROUP, API_VERSION, PLAN.plural, when=_open_plan, cancellation_timeout=10)
-async def plan_daemon(
-    namespace: str | None, name: str, stopped: kopf.DaemonStopped, memo: kopf.Memo, **_: Any
-) -> None:
-    """Advance one plan: tick (in a worker thread), then sleep on the event loop until the
-    status asks to look again or something wakes it. A tick re-reads everything, so stopping
-    here at any point loses nothing."""
-    assert namespace is not None
-    wiring: Wiring = memo.wiring
-    try:
-        while not stopped:
-            result = await asyncio.to_thread(wiring.executor.tick, namespace, name)
-            if result.phase is not None and result.phase.value in (
-                "completed",
-                "failed",
-                "superseded",
-                "abandoned",
-                "draft",
-            ):
-                return
-            delay = PLAN_TICK_SECONDS
-            if result.wake_at is not None:
-                until = (result.wake_at - datetime.now(UTC)).total_seconds()
-                delay = max(0.2, min(PLAN_TICK_SECONDS, until))
-            await wiring.wakeups.sleep(namespace, name, delay)
-    finally:
-        wiring.wakeups.forget(namespace, name)
-
-
 # A raw-event handler, not a field handler: kopf keeps its own bookkeeping in annotations under
 # our prefix and leaves every ``minds.dev/`` annotation out of the diffs it hands to field
 # handlers, so a change of ``minds.dev/release`` would never be seen there.
@@ -278,7 +267,7 @@ def plan_release(
     step, _sep, by = value.partition(":")
     memo.wiring.executor.release(namespace, name, step, by or "an operator")
     patch.metadata.annotations[RELEASE_ANNOTATION] = None
-    memo.wiring.wakeups.wake(namespace, name)
+    memo.scheduler.wake(namespace, name)
 
 
 def _ready_mind(status: kopf.Status, **_: Any) -> bool:

@@ -1,8 +1,7 @@
-"""Early wake-ups for plan and mind daemons.
+"""Early wake-ups for the minds' cycle daemons (plans have their own, in ``scheduling``).
 
-Plan state lives in the Plan's status, never here: a daemon ticks, sleeps until the next run
-time the status asks for (at most the fallback interval), and can be woken early when an
-Approval is decided or a spec changes. Losing this object (a restart) loses only promptness.
+A Mind's daemon runs a cycle, sleeps for the Mind's interval, and is woken early when its spec
+changes. Losing this object (a restart) loses only promptness.
 
 Daemons sleep on the event loop, not in a worker thread: a sleeping plan must never hold one
 of the threads that approvals and admissions need (with threads, enough waiting plans would

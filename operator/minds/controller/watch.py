@@ -20,7 +20,7 @@ WATCHED: tuple[Kind, ...] = (MIND, PLAN, APPROVAL, CAPABILITY_GRANT)
 
 
 def _wake_plan(memo: kopf.Memo, namespace: str, name: str) -> None:
-    memo.wiring.wakeups.wake(namespace, name)
+    memo.scheduler.wake(namespace, name)
 
 
 #: What a change made by someone else (another controller, a person) sets going at once. Our

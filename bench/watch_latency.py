@@ -1,0 +1,65 @@
+"""The floor under every reaction: how long the API server takes to deliver a change by watch.
+
+The bench PATCHes an annotation on a ConfigMap nobody else touches and times from sending the
+PATCH to the watch event arriving, as the approval phase times from sending the decision to
+seeing the step completed. A controller can only react to what the watch delivered, so
+approval latency is reported as a multiple of this, measured in the same run on the same
+machine.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from pathlib import Path
+
+from kubernetes import client, config, watch
+
+NAME = "bench-watch-latency"
+KEY = "bench.minds.dev/seq"
+
+
+def measure(kubeconfig: Path, namespace: str, samples: int, timeout: float = 10.0) -> list[float]:
+    api = client.CoreV1Api(config.new_client_from_config(str(kubeconfig)))  # type: ignore[no-untyped-call]
+    body = client.V1ConfigMap(metadata=client.V1ObjectMeta(name=NAME, annotations={KEY: "0"}))
+    created = api.create_namespaced_config_map(namespace, body)
+    arrivals: queue.Queue[tuple[str, float]] = queue.Queue()
+    stop = threading.Event()
+    w = watch.Watch()  # type: ignore[no-untyped-call]
+    assert created.metadata is not None
+    version = created.metadata.resource_version
+
+    def listen() -> None:
+        for event in w.stream(  # type: ignore[no-untyped-call]
+            api.list_namespaced_config_map,
+            namespace,
+            field_selector=f"metadata.name={NAME}",
+            resource_version=version,
+            timeout_seconds=int(timeout * (samples + 2)),
+        ):
+            seq = (event["object"].metadata.annotations or {}).get(KEY, "")
+            arrivals.put((seq, time.monotonic()))
+            if stop.is_set():
+                return
+
+    listener = threading.Thread(target=listen, name="watch-latency", daemon=True)
+    listener.start()
+    latencies: list[float] = []
+    try:
+        for i in range(1, samples + 1):
+            sent = time.monotonic()
+            api.patch_namespaced_config_map(
+                NAME, namespace, {"metadata": {"annotations": {KEY: str(i)}}}
+            )
+            deadline = time.monotonic() + timeout
+            while True:
+                seq, at = arrivals.get(timeout=max(0.0, deadline - time.monotonic()))
+                if seq == str(i):
+                    latencies.append(at - sent)
+                    break
+    finally:
+        stop.set()
+        w.stop()  # type: ignore[no-untyped-call]
+        api.delete_namespaced_config_map(NAME, namespace)
+    return latencies
