@@ -147,7 +147,7 @@ def _read_plan(
     from urllib3.exceptions import HTTPError
 
     from minds.adapters.kube.client import KubeResources, api_client
-    from minds.domain.errors import NotFound
+    from minds.domain.errors import NotFound, Refused
     from minds.domain.resources.kinds import PLAN
 
     try:
@@ -159,6 +159,8 @@ def _read_plan(
             return KubeResources(api).get(PLAN, namespace, name)
     except NotFound as exc:
         raise _fail(f"plan {namespace}/{name} not found", INVALID) from exc
+    except Refused as exc:
+        raise _fail(f"reading plan {namespace}/{name}: {exc}") from exc
     except ApiException as exc:
         raise _fail(f"reading plan {namespace}/{name}: {exc.status} {exc.reason}") from exc
     except (HTTPError, OSError) as exc:  # refused, unreachable, TLS

@@ -10,6 +10,7 @@ import typer
 
 from minds.adapters.kube.client import KubeResources, api_client, current_namespace
 from minds.adapters.ledger import Ledger
+from minds.domain.errors import Refused
 from minds.engine.why import Explainer
 
 NAMESPACE = typer.Option(None, "--namespace", "-n", help="Default: the context's namespace.")
@@ -57,6 +58,9 @@ def why(
         except ValueError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from exc
+        except Refused as exc:  # RBAC: who asks may not read what the answer needs
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from exc
     if output == "json":
         typer.echo(json.dumps([link.to_dict() for link in links], indent=2, default=str))
         return

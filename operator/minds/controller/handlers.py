@@ -20,7 +20,7 @@ from minds.controller.scheduling import FINISHED, Finished, Scheduler
 from minds.controller.settings import ControllerConfig
 from minds.controller.wiring import Wiring, build
 from minds.controller.workers import WORKERS
-from minds.domain.errors import NotFound
+from minds.domain.errors import NotFound, Refused
 from minds.domain.resources.common import API_GROUP, API_VERSION
 from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
 
@@ -292,6 +292,8 @@ async def mind_daemon(
         while not stopped:
             try:
                 await asyncio.to_thread(wiring.cycle.run, namespace, name)
+            except Refused as exc:  # its namespace is being deleted, say: no trace needed
+                logging.getLogger(__name__).warning("cycle of %s/%s: %s", namespace, name, exc)
             except Exception:  # a failed cycle is logged and tried again next interval
                 logging.getLogger(__name__).exception("cycle of %s/%s failed", namespace, name)
             interval = float(spec.get("cycleIntervalSeconds") or 60)

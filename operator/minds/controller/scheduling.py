@@ -20,6 +20,8 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from minds.domain.errors import Refused
+
 log = logging.getLogger(__name__)
 
 Key = tuple[str, str]
@@ -97,6 +99,10 @@ class Scheduler:
                 woken.clear()
                 try:
                     due = await asyncio.to_thread(self._tick, *key)
+                except Refused as exc:  # its namespace is being deleted, say: no trace needed
+                    log.warning("plan %s/%s: %s", *key, exc)
+                    due = None
+                    delay = self._retry
                 except Exception:  # logged; the tick re-reads everything, so trying again is safe
                     log.exception("plan %s/%s: tick failed", *key)
                     due = None

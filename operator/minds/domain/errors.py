@@ -13,3 +13,8 @@ class NotFound(Exception):
 
 class AlreadyExists(Exception):
     """A create found an object of that name: adopt it instead of making another."""
+
+
+class Refused(Exception):
+    """The API server refused the request for a reason no retry soon will change (HTTP 403),
+    such as a namespace being deleted: report it, do not crash on it."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any, cast
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
-from minds.domain.errors import AlreadyExists, Conflict, NotFound
+from minds.domain.errors import AlreadyExists, Conflict, NotFound, Refused
 from minds.domain.masking import mask_text
 from minds.domain.resources.kinds import Kind
 
@@ -57,7 +58,17 @@ def _raise_mapped(exc: ApiException, what: str) -> None:
         raise Conflict(what) from exc
     if exc.status == 404:
         raise NotFound(what) from exc
+    if exc.status == 403:
+        raise Refused(f"{what}: {server_message(exc)}") from exc
     raise exc
+
+
+def server_message(exc: ApiException) -> str:
+    """The Status message the API server sent, not the whole response."""
+    try:
+        return str(json.loads(exc.body or "{}").get("message") or exc.reason)
+    except (ValueError, AttributeError):
+        return str(exc.reason)
 
 
 class KubeResources:

@@ -6,12 +6,12 @@ policy judges it the same way: this is a convenience, never a way around the che
 
 from __future__ import annotations
 
-import json
 from typing import Any, cast
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from minds.adapters.kube.client import server_message
 from minds.domain.resources.kinds import APPROVAL
 
 
@@ -28,13 +28,6 @@ def whoami(api: client.ApiClient) -> str:
     if user is None or not user.username:
         raise DecisionRefused("the API server did not say who you are (SelfSubjectReview)")
     return str(user.username)
-
-
-def _server_message(exc: ApiException) -> str:
-    try:
-        return str(json.loads(exc.body or "{}").get("message") or exc.reason)
-    except (ValueError, AttributeError):
-        return str(exc.reason)
 
 
 def decide(
@@ -56,7 +49,7 @@ def decide(
             ),
         )
     except ApiException as exc:
-        raise DecisionRefused(_server_message(exc)) from exc
+        raise DecisionRefused(server_message(exc)) from exc
 
 
 RELEASE_ANNOTATION = f"{APPROVAL.group}/release"
@@ -72,4 +65,4 @@ def request_release(api: client.ApiClient, namespace: str, plan: str, step: str,
             PLAN.group, PLAN.version, namespace, PLAN.plural, plan, body
         )
     except ApiException as exc:
-        raise DecisionRefused(_server_message(exc)) from exc
+        raise DecisionRefused(server_message(exc)) from exc
