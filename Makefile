@@ -67,6 +67,7 @@ image-test: venv ## Build the image with buildah and run the CLI in it (slow; CI
 
 .PHONY: bench
 bench: venv devcluster helm ## Benchmark the executor on a fresh devcluster; rewrites docs/benchmarks.md.
+	$(BIN)/pip install --quiet -e '.[bench]'
 	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(BIN)/python -m bench.executor_bench
 
 .PHONY: demo

@@ -715,14 +715,20 @@ def render_doc(r: Results, command: str, argv: str, plot_name: str | None = None
         "approves each as the `approver` user once the Approval "
         "is Pending, and measures from sending its decision to the step being "
         "`completed`, polling the Plan.",
-        "3. **Saturation probe.** As many plans waiting on an approval at once as the "
-        f"controller has workers ({CONTROLLER_WORKERS}): the bench "
+        "3. **Saturation probe.** Many plans waiting on an approval at once (the controller "
+        f"ticks plans in {CONTROLLER_WORKERS} threads): the bench "
         "approves every Approval as soon as it exists and counts the steps that complete "
         "within the window. A stall is reported, not raised.",
         "4. **Baseline.** With the controller stopped, a plain client (the same kubernetes "
         "client library) doing the executor's basic operation as fast as it can: GET a Plan, "
         "PUT its status with that resourceVersion, on the read-only rounds' completed Plans "
         "(so the bodies are as large as the controller's), with one thread and with several.",
+        "5. **Watch latency.** The floor under any reaction: a plain PATCH of a ConfigMap "
+        "nobody else touches, timed from sending it to a watcher receiving the event; the "
+        "approval latency is read as a multiple of it.",
+        "6. **Scale.** The controller at rest with 10, 100 and 1,000 open plans that wait "
+        "(requests per second, CPU, memory over a quiet window), and the API requests a "
+        "restart makes with 1,000 open and with 1,000 finished plans in place.",
         "",
         "The machine is shared and noisy: compare runs by the ratios to the baseline measured "
         "in the same run, not by absolute numbers.",
