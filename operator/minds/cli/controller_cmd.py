@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import logging
+import os
 
 import typer
+
+from minds.adapters.metrics.serve import BIND_ENV
 
 app = typer.Typer(help="Run the controller.", no_args_is_help=True)
 
@@ -18,8 +21,17 @@ def run(
     liveness: str | None = typer.Option(
         None, help="Serve a liveness endpoint, e.g. http://0.0.0.0:8080/healthz."
     ),
+    metrics_bind_address: str | None = typer.Option(
+        None,
+        "--metrics-bind-address",
+        envvar=BIND_ENV,
+        help="Serve Prometheus metrics on HOST:PORT (default 0.0.0.0:9090; empty: off).",
+    ),
 ) -> None:
     """Run the controller in the foreground until interrupted."""
+    if metrics_bind_address is not None:
+        # kopf runs the start-up that reads the configuration: the flag reaches it this way.
+        os.environ[BIND_ENV] = metrics_bind_address
     # Imported here: loading the controller package registers kopf handlers, which only this
     # command wants.
     from minds.adapters.ledger import LedgerRoleError, SchemaError, check_app_role, check_schema

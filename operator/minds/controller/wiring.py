@@ -15,8 +15,10 @@ from minds.adapters.drivers import default_drivers
 from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
 from minds.adapters.kube.secrets import SecretUnavailable, model_key
 from minds.adapters.ledger import Ledger, check_app_role, check_schema
+from minds.adapters.metrics import KubeObjects
 from minds.adapters.model_client import EndpointNotConfigured, ModelClient, RoleNotAssigned
 from minds.adapters.model_endpoints import ModelEndpoints
+from minds.controller.metrics import ControllerMetrics, start_metrics
 from minds.controller.settings import ControllerConfig
 from minds.controller.wakeups import Wakeups
 from minds.domain.capabilities.registry import REGISTRY
@@ -49,8 +51,11 @@ class Wiring:
     executor: Executor
     cycle: MindCycle
     wakeups: Wakeups = field(default_factory=Wakeups)
+    metrics: ControllerMetrics | None = None
 
     def close(self) -> None:
+        if self.metrics is not None:
+            self.metrics.close()
         self.ledger.close()
 
 
@@ -93,6 +98,9 @@ def build(config: ControllerConfig) -> Wiring:
     api = api_client(config.kubeconfig, config.context)
     resources = KubeResources(api)
     events = KubeEvents(api)
+    # Metrics: served from here on; the engine and the ledger tell them what happens.
+    metrics = start_metrics(config.metrics_bind_address, KubeObjects(resources), ledger, utc_now)
+    ledger.observe(metrics.process)
     minds = MindService(
         resources=resources,
         ledger=ledger,
@@ -110,8 +118,11 @@ def build(config: ControllerConfig) -> Wiring:
         drivers=default_drivers(api),
         clock=utc_now,
         registry=REGISTRY,
+        telemetry=metrics.process,
     )
-    approvals = ApprovalService(resources=resources, ledger=ledger, events=events, clock=utc_now)
+    approvals = ApprovalService(
+        resources=resources, ledger=ledger, events=events, clock=utc_now, telemetry=metrics.process
+    )
     grants = GrantService(resources=resources, ledger=ledger, events=events, clock=utc_now)
     planning = PlanningService(
         resources=resources,
@@ -131,6 +142,7 @@ def build(config: ControllerConfig) -> Wiring:
         holder=f"{socket.gethostname()}-{os.getpid()}",
     )
     return Wiring(
+        metrics=metrics,
         ledger=ledger,
         minds=minds,
         plans=plans,
