@@ -7,8 +7,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEVCLUSTER := .cache/bin/devcluster
 HELM := .cache/bin/helm
+PROMTOOL := .cache/bin/promtool
+PROMETHEUS := .cache/bin/prometheus
 CHART := charts/minds-operator
 STAMP := $(VENV)/.installed
+# The tools the tests run, by the variables tests/fixtures read.
+TOOL_ENV = MINDS_HELM=$(CURDIR)/$(HELM) MINDS_PROMTOOL=$(CURDIR)/$(PROMTOOL) \
+	MINDS_PROMETHEUS=$(CURDIR)/$(PROMETHEUS)
 
 .PHONY: help
 help: ## Show the targets.
@@ -26,7 +31,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP) ## Create .venv with the package and its test tools.
 
 .PHONY: tools
-tools: system-tools helm ## Every tool: kubectl and go checked, helm built into .cache/bin.
+tools: system-tools helm prometheus ## Every tool: kubectl and go checked, helm, promtool and prometheus into .cache/bin.
 
 .PHONY: system-tools
 system-tools: ## Check (and on Debian as root, install) the system tools: kubectl, go.
@@ -35,6 +40,10 @@ system-tools: ## Check (and on Debian as root, install) the system tools: kubect
 .PHONY: helm
 helm: ## Build helm v4.3.2 from its Go module into .cache/bin (minutes cold, seconds warm).
 	@bash scripts/build-helm.sh $(HELM)
+
+.PHONY: prometheus
+prometheus: ## Install promtool and prometheus 2.42 from Debian's package into .cache/bin (seconds).
+	@bash scripts/build-prometheus.sh $(dir $(PROMTOOL))
 
 .PHONY: devcluster
 devcluster: system-tools ## Build the local control plane (etcd + kube-apiserver) into .cache/bin.
@@ -54,12 +63,12 @@ lint: venv helm ## ruff, mypy, import-linter, CRD drift, helm lint, hadolint.
 	$(BIN)/hadolint Dockerfile
 
 .PHONY: unit
-unit: venv helm ## Unit and property tests only (no services).
-	MINDS_HELM=$(CURDIR)/$(HELM) $(BIN)/pytest tests/unit -q
+unit: venv helm prometheus ## Unit and property tests only (no services).
+	$(TOOL_ENV) $(BIN)/pytest tests/unit -q
 
 .PHONY: test
-test: venv devcluster lint ## Every check and test but the image build; starts and stops services.
-	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) MINDS_HELM=$(CURDIR)/$(HELM) $(BIN)/pytest tests -m "not image"
+test: venv devcluster prometheus lint ## Every check and test but the image build; starts and stops services.
+	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(TOOL_ENV) $(BIN)/pytest tests -m "not image"
 
 .PHONY: image-test
 image-test: venv ## Build the image with buildah and run the CLI in it (slow; CI runs it).
