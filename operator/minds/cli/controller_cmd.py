@@ -7,7 +7,7 @@ import os
 
 import typer
 
-from minds.adapters.metrics.serve import BIND_ENV
+from minds.adapters.metrics.serve import BIND_ENV, BindAddressError, parse_bind_address
 
 app = typer.Typer(help="Run the controller.", no_args_is_help=True)
 
@@ -30,6 +30,11 @@ def run(
 ) -> None:
     """Run the controller in the foreground until interrupted."""
     if metrics_bind_address is not None:
+        try:
+            parse_bind_address(metrics_bind_address)
+        except BindAddressError as exc:
+            typer.echo(f"error: --metrics-bind-address: {exc}", err=True)
+            raise typer.Exit(2) from exc
         # kopf runs the start-up that reads the configuration: the flag reaches it this way.
         os.environ[BIND_ENV] = metrics_bind_address
     # Imported here: loading the controller package registers kopf handlers, which only this
