@@ -230,6 +230,7 @@ async def mind_daemon(
     spec: kopf.Spec,
     stopped: kopf.DaemonStopped,
     memo: kopf.Memo,
+    logger: kopf.Logger,
     **_: Any,
 ) -> None:
     """The mind's cycle, every ``cycleIntervalSeconds`` (sooner after a spec change)."""
@@ -241,7 +242,8 @@ async def mind_daemon(
             try:
                 await asyncio.to_thread(wiring.cycle.run, namespace, name)
             except Exception:  # a failed cycle is logged and tried again next interval
-                logging.getLogger(__name__).exception("cycle of %s/%s failed", namespace, name)
+                # On the Mind's own logger, so it is counted as a reconcile error of a Mind.
+                logger.exception("cycle of %s/%s failed", namespace, name)
             interval = float(spec.get("cycleIntervalSeconds") or 60)
             await wiring.wakeups.sleep(namespace, key, interval)
     finally:

@@ -163,6 +163,16 @@ def test_exhausted_is_zero_for_other_blocks_and_for_finished_plans() -> None:
     assert values(m.PLANS_BUDGET_EXHAUSTED, state) == {(NS, "m"): 0}
 
 
+def test_a_plan_being_deleted_is_not_open() -> None:
+    spent = step("A1", "blocked", reason=f"{BUDGET_EXHAUSTED}: 4 of 4 invocations used")
+    deleting = plan("blocked", spent, actual={"invocations": 4}, budget={"invocations": 4})
+    deleting["metadata"]["deletionTimestamp"] = "2026-12-03T11:00:00Z"
+    state = ClusterState(minds=[mind(budget={"invocations": 4})], plans=[deleting])
+    assert values(m.PLANS_BUDGET_EXHAUSTED, state) == {(NS, "m"): 0}
+    assert values(m.BUDGET_USED_RATIO, state) == {(NS, "m", "invocations"): 0.0}
+    assert values(m.STEPS, state) == {}
+
+
 # -- attention ----------------------------------------------------------------------------------
 
 
@@ -178,6 +188,14 @@ def test_open_requests_count_pending_approvals_of_the_mind() -> None:
         ],
     )
     assert values(m.ATTENTION_OPEN, state) == {(NS, "m"): 2, (NS, "n"): 0}
+
+
+def test_an_approval_being_deleted_asks_nobody() -> None:
+    deleting = approval("m", created="2026-12-03T10:00:00Z")
+    deleting["metadata"]["deletionTimestamp"] = "2026-12-03T11:00:00Z"
+    state = ClusterState(minds=[mind("m")], approvals=[deleting])
+    assert values(m.ATTENTION_OPEN, state) == {(NS, "m"): 0}
+    assert values(m.ATTENTION_OLDEST, state) == {}
 
 
 def test_max_open_requests_is_the_minds_cap() -> None:

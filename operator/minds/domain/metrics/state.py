@@ -147,7 +147,12 @@ def plan_view(body: Mapping[str, Any]) -> PlanView | None:
         budget = status.budget or PlanBudget.model_validate(spec.get("budget") or {})
     except ValidationError:
         return None
-    is_open = status.phase in OPEN_PHASES and spec.get("origin") != PlanOrigin.DREAM.value
+    # A plan being deleted never acts again, whatever its phase still says.
+    is_open = (
+        status.phase in OPEN_PHASES
+        and spec.get("origin") != PlanOrigin.DREAM.value
+        and not (body.get("metadata") or {}).get("deletionTimestamp")
+    )
     return PlanView(
         (namespace, str(spec.get("mind") or "")),
         status.phase,
@@ -166,7 +171,7 @@ def approval_view(body: Mapping[str, Any]) -> ApprovalView:
     phase = (body.get("status") or {}).get("phase") or ApprovalPhase.PENDING.value
     return ApprovalView(
         (namespace, str(mind)),
-        phase == ApprovalPhase.PENDING.value,
+        phase == ApprovalPhase.PENDING.value and not meta.get("deletionTimestamp"),
         parse_timestamp(meta.get("creationTimestamp")),
     )
 
