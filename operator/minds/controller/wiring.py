@@ -99,7 +99,8 @@ def build(config: ControllerConfig) -> Wiring:
     resources = KubeResources(api)
     events = KubeEvents(api)
     # Metrics: served from here on; the engine and the ledger tell them what happens.
-    metrics = start_metrics(config.metrics_bind_address, KubeObjects(resources), ledger, utc_now)
+    objects = KubeObjects(resources, config.watch_namespaces)
+    metrics = start_metrics(config.metrics_bind_address, objects, ledger, utc_now)
     ledger.observe(metrics.process)
     minds = MindService(
         resources=resources,
