@@ -19,7 +19,7 @@ from minds.domain.capabilities.registry import REGISTRY
 from minds.domain.executions import ExecutionRecord
 from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus, intention_id
 from minds.engine.planning_service import PlanningService
-from tests.fixtures.cluster import Cluster
+from tests.fixtures.cluster import REPO, Cluster, with_namespace
 from tests.fixtures.docs import kubeconfig_in
 from tests.fixtures.waiting import eventually
 
@@ -153,6 +153,33 @@ def operator_plan(
             **spec,
         },
     }
+
+
+def example_mind(cluster: Cluster, namespace: str) -> None:
+    """examples/mind.yaml (atlas-keeper) in ``namespace``, and the atlas-worker it keeps."""
+    cluster.kubectl(
+        "apply", "-f", "-", input_=with_namespace(REPO / "examples" / "mind.yaml", namespace)
+    )
+    cluster.kubectl("create", "deployment", "atlas-worker", "--image=busybox", "-n", namespace)
+
+
+def restart_request(cluster: Cluster, namespace: str, plan: str, mind_name: str) -> str:
+    """A Plan whose one step restarts atlas-worker; its executor raises the Approval (and it,
+    nothing else, acts on it once decided). One plan each: a denial fails its own plan only."""
+    restart = {
+        "key": "P1",
+        "title": "restart atlas-worker",
+        "kind": "capability",
+        "capability": "service.restart",
+        "parameters": workload(namespace),
+    }
+    apply(cluster, operator_plan(namespace, plan, [restart], mind_name=mind_name))
+    return str(wait_step(cluster, namespace, plan, "P1", "awaiting_approval")["approvalRef"])
+
+
+def approval_phase(cluster: Cluster, namespace: str, name: str) -> str:
+    obj = json.loads(cluster.kubectl("get", "approval", name, "-n", namespace, "-o", "json").stdout)
+    return str(obj.get("status", {}).get("phase"))
 
 
 def workload(namespace: str, name: str = "atlas-worker") -> dict[str, str]:

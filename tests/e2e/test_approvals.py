@@ -24,8 +24,8 @@ from tests.e2e.executor_support import (
     apply,
     deployment,
     mind,
-    operator_plan,
     plan_body,
+    restart_request,
     wait_step,
     workload,
 )
@@ -72,15 +72,7 @@ PLAN = "restart-atlas"
 
 def asked(cluster: Cluster, namespace: str) -> str:
     """A Plan whose one step restarts the workload; returns the Approval its executor raised."""
-    restart_step = {
-        "key": "P1",
-        "title": "restart atlas-worker",
-        "kind": "capability",
-        "capability": "service.restart",
-        "parameters": workload(namespace),
-    }
-    apply(cluster, operator_plan(namespace, PLAN, [restart_step], mind_name=MIND))
-    return str(wait_step(cluster, namespace, PLAN, "P1", "awaiting_approval")["approvalRef"])
+    return restart_request(cluster, namespace, PLAN, MIND)
 
 
 def step_invocation(cluster: Cluster, namespace: str) -> Invocation:

@@ -13,8 +13,13 @@ from pathlib import Path
 import pytest
 
 from minds.adapters.ledger import Ledger
-from tests.e2e.executor_support import apply, operator_plan, plan_body, wait_step, workload
-from tests.fixtures.cluster import REPO, Cluster, with_namespace
+from tests.e2e.executor_support import (
+    approval_phase,
+    example_mind,
+    plan_body,
+    restart_request,
+)
+from tests.fixtures.cluster import REPO, Cluster
 from tests.fixtures.docs import kubeconfig_in, sh_commands
 from tests.fixtures.waiting import eventually
 
@@ -29,32 +34,16 @@ AS_APPROVER = ("kubectl auth whoami", "kubectl patch approval", "kubectl minds")
 PLAN = "docs"
 
 
-def restart_request(cluster: Cluster, namespace: str, plan: str) -> str:
-    """A Plan whose one step restarts atlas-worker; its executor raises the Approval (and it,
-    nothing else, acts on it once decided). One plan each: a denial fails its own plan only."""
-    restart = {
-        "key": "P1",
-        "title": "restart atlas-worker",
-        "kind": "capability",
-        "capability": "service.restart",
-        "parameters": workload(namespace),
-    }
-    apply(cluster, operator_plan(namespace, plan, [restart], mind_name="atlas-keeper"))
-    return str(wait_step(cluster, namespace, plan, "P1", "awaiting_approval")["approvalRef"])
-
-
 def test_every_documented_command_works(
     cluster: Cluster,
     namespace: str,
     tmp_path: Path,
     e2e_ledger: Ledger,
 ) -> None:
-    cluster.kubectl(
-        "apply", "-f", "-", input_=with_namespace(REPO / "examples" / "mind.yaml", namespace)
-    )
-    cluster.kubectl("create", "deployment", "atlas-worker", "--image=busybox", "-n", namespace)
+    example_mind(cluster, namespace)
     first, second, third = (
-        restart_request(cluster, namespace, plan) for plan in (PLAN, f"{PLAN}-2", f"{PLAN}-3")
+        restart_request(cluster, namespace, plan, "atlas-keeper")
+        for plan in (PLAN, f"{PLAN}-2", f"{PLAN}-3")
     )
     uid = plan_body(cluster, namespace, PLAN)["metadata"]["uid"]
     substitutions = {
@@ -100,10 +89,7 @@ def test_every_documented_command_works(
         assert second not in by_plan
 
         def phase(name: str) -> str:
-            obj = json.loads(
-                cluster.kubectl("get", "approval", name, "-n", namespace, "-o", "json").stdout
-            )
-            return str(obj.get("status", {}).get("phase"))
+            return approval_phase(cluster, namespace, name)
 
         eventually(lambda: phase(first) == "Executed", what="patched approval executed")
         eventually(lambda: phase(second) == "Denied", what="minds deny")

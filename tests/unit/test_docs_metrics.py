@@ -48,10 +48,18 @@ def test_write_replaces_only_what_lies_between_the_markers(tmp_path: Path) -> No
     assert _catalogue("--check", "--doc", str(doc))[0] == 0
 
 
-def test_a_document_without_the_markers_is_refused_naming_them(tmp_path: Path) -> None:
+def test_a_first_write_after_a_lone_marker_inserts_without_replacing(tmp_path: Path) -> None:
     doc = tmp_path / "observability.md"
-    doc.write_text(f"## Metrics\n\n{BEGIN}\nno end marker\n")
+    doc.write_text(f"## Metrics\n\n{BEGIN}\n\n## Alerts\n")
+    code, output = _catalogue("--write", "--doc", str(doc))
+    assert code == 0, output
+    assert doc.read_text() == f"## Metrics\n\n{BEGIN}\n{render()}{END}\n\n## Alerts\n"
+
+
+def test_a_document_without_the_marker_is_refused_naming_it(tmp_path: Path) -> None:
+    doc = tmp_path / "observability.md"
+    doc.write_text("## Metrics\n\nno marker\n")
     code, output = _catalogue("--write", "--doc", str(doc))
     assert code == 2
-    assert END in output
-    assert doc.read_text() == f"## Metrics\n\n{BEGIN}\nno end marker\n"
+    assert BEGIN in output
+    assert doc.read_text() == "## Metrics\n\nno marker\n"

@@ -45,13 +45,15 @@ def render() -> str:
 
 
 def splice(text: str, block: str) -> str:
-    """``text`` with what lies between the markers replaced by ``block``."""
+    """``text`` with what lies between the markers replaced by ``block``. A document with only
+    the first marker gets the catalogue and the closing marker right after it (nothing of the
+    document is replaced: where the catalogue would end cannot be guessed)."""
     head, begin, rest = text.partition(BEGIN)
     if not begin:
         raise ValueError(f"the marker {BEGIN} is missing")
     _, end, tail = rest.partition(END)
     if not end:
-        raise ValueError(f"the marker {END} is missing after {BEGIN}")
+        tail = rest if rest.startswith("\n") else f"\n{rest}"
     return f"{head}{BEGIN}\n{block}{END}{tail}"
 
 
