@@ -1,10 +1,12 @@
 """A real Prometheus server scrapes the real controller and evaluates the shipped rules: a Mind
 driven to its attention cap and a plan to budget exhaustion fire their alerts, which resolve
-once a person acts (approves a request; deletes the blocked plan)."""
+once a person acts (approves a request; deletes the blocked plan); and every panel of the
+shipped dashboard has series from that Prometheus."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,42 @@ def rules_without_waiting(out: Path) -> Path:
                 rule["for"] = "0s"
     out.write_text(yaml.safe_dump(rules))
     return out
+
+
+DASHBOARD = RULES_FILE.parent / "dashboard.json"
+#: Panels about events this scenario does not cause: no prediction is resolved (so no Brier
+#: score), and no plan is replanned or intention abandoned. Their counters start when they do.
+NOT_IN_THIS_STORY = frozenset(
+    {
+        'minds_calibration_brier_score{namespace=~".*", mind=~".*"}',
+        'sum by (namespace, mind) (rate(minds_replans_total{namespace=~".*", mind=~".*"}[1m]))',
+        "sum by (namespace, mind) "
+        '(rate(minds_intentions_abandoned_total{namespace=~".*", mind=~".*"}[1m]))',
+    }
+)
+
+
+def panel_queries() -> list[str]:
+    """Every panel's query as Grafana sends it with "All" chosen for namespace and Mind."""
+
+    def panels(items: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        for item in items:
+            yield item
+            yield from panels(item.get("panels", []))
+
+    dashboard = json.loads(DASHBOARD.read_text())
+    return [
+        target["expr"]
+        .replace("$namespace", ".*")
+        .replace("$mind", ".*")
+        .replace("$__rate_interval", "1m")
+        for panel in panels(dashboard["panels"])
+        for target in panel.get("targets", [])
+    ]
+
+
+def silent_panels(prometheus: PrometheusServer) -> set[str]:
+    return {expr for expr in panel_queries() if not prometheus.query(expr)}
 
 
 def firing(prometheus: PrometheusServer, alert: str, namespace: str) -> list[dict[str, Any]]:
@@ -112,6 +150,12 @@ def test_cap_and_budget_alerts_fire_and_resolve_when_a_person_acts(
             lambda: not active(prometheus, "MindsAttentionCapReached", namespace),
             timeout=60,
             what="MindsAttentionCapReached resolved",
+        )
+        # Every dashboard panel shows this Mind's story (a decision and its wait included).
+        eventually(
+            lambda: silent_panels(prometheus) <= NOT_IN_THIS_STORY,
+            timeout=60,
+            what=f"every dashboard panel has series (silent: {silent_panels(prometheus)})",
         )
         # The person gives up the blocked plan (the runbook's "abandon the plan").
         cluster.kubectl("delete", "plan", "thrifty", "-n", namespace, "--wait=false")

@@ -110,6 +110,8 @@ def test_reconcile_errors_are_kopfs_failures_by_kind(
         process.unwatch_kopf()
     logger.error("after unwatching", extra={"k8s_ref": {"kind": "Plan"}})
     assert value(registry, "minds_reconcile_errors_total", kind="Plan") == 1
+    for kind in ("Mind", "Approval", "CapabilityGrant"):
+        assert value(registry, "minds_reconcile_errors_total", kind=kind) == 0
 
 
 class Objects:

@@ -17,6 +17,10 @@ from minds.domain.intentions import IntentionStatus, intention_event_type
 from minds.domain.ledger import EventRecord
 from minds.domain.metrics import catalogue as m
 from minds.domain.metrics.catalogue import CATALOGUE, MetricSpec, MetricType, Scope
+from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
+
+#: The kinds kopf runs handlers for.
+KINDS: Final = (MIND, PLAN, APPROVAL, CAPABILITY_GRANT)
 
 #: Ledger events that a counter counts, each once: the ledger reports only new rows.
 EVENT_COUNTERS: Final[Mapping[str, MetricSpec]] = {
@@ -47,6 +51,11 @@ class ProcessMetrics(logging.Handler):
             for spec in CATALOGUE
             if spec.scope is Scope.PROCESS
         }
+        # Every kind the controller handles is known: each starts at 0, so that the first
+        # failure is an increase that rate() and increase() see.
+        errors = self._metrics[m.RECONCILE_ERRORS]
+        for kind in KINDS:
+            errors.labels(kind.kind)
 
     def __getitem__(self, spec: MetricSpec) -> Counter | Histogram:
         return self._metrics[spec]
