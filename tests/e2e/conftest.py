@@ -55,6 +55,7 @@ def alone(
         "KUBECONFIG": str(cluster.controller_kubeconfig),
         "MINDS_DATABASE_URL": e2e_database_url,
         "PYTHONUNBUFFERED": "1",
+        **session_controller.env(),
     }
     process.start(
         controller_argv(session_controller.liveness_url),

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import typer
 
-from minds.cli import approve_cmd, controller_cmd, crds_cmd, db_cmd, dev_cmd, plan_cmd, why_cmd
+from minds.cli import (
+    approve_cmd,
+    controller_cmd,
+    crds_cmd,
+    db_cmd,
+    dev_cmd,
+    metrics_cmd,
+    plan_cmd,
+    why_cmd,
+)
 
 app = typer.Typer(
     name="minds",
@@ -16,6 +25,7 @@ app.add_typer(controller_cmd.app, name="controller")
 app.add_typer(crds_cmd.app, name="crds")
 app.add_typer(db_cmd.app, name="db")
 app.add_typer(dev_cmd.app, name="dev")
+app.add_typer(metrics_cmd.app, name="metrics")
 app.add_typer(plan_cmd.app, name="plan")
 app.command("demo")(dev_cmd.demo)
 app.command("approve")(approve_cmd.approve)

@@ -282,6 +282,7 @@ async def mind_daemon(
     spec: kopf.Spec,
     stopped: kopf.DaemonStopped,
     memo: kopf.Memo,
+    logger: kopf.Logger,
     **_: Any,
 ) -> None:
     """The mind's cycle, every ``cycleIntervalSeconds`` (sooner after a spec change)."""
@@ -295,7 +296,8 @@ async def mind_daemon(
             except Refused as exc:  # its namespace is being deleted, say: no trace needed
                 logging.getLogger(__name__).warning("cycle of %s/%s: %s", namespace, name, exc)
             except Exception:  # a failed cycle is logged and tried again next interval
-                logging.getLogger(__name__).exception("cycle of %s/%s failed", namespace, name)
+                # On the Mind's own logger, so it is counted as a reconcile error of a Mind.
+                logger.exception("cycle of %s/%s failed", namespace, name)
             interval = float(spec.get("cycleIntervalSeconds") or 60)
             await wiring.wakeups.sleep(namespace, key, interval)
     finally:

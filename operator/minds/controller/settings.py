@@ -5,8 +5,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from minds.adapters.metrics import (
+    BIND_ENV,
+    DEFAULT_BIND_ADDRESS,
+    BindAddressError,
+    parse_bind_address,
+)
 from minds.adapters.model_endpoints import ENV as MODEL_ENDPOINTS_ENV
 from minds.adapters.model_endpoints import EndpointsFileError, ModelEndpoints
+
+#: The namespaces ``minds controller run --namespace`` watches, comma-separated (empty: all),
+#: so that what the metrics count is what the controller looks after.
+WATCH_NAMESPACES_ENV = "MINDS_WATCH_NAMESPACES"
 
 
 class ConfigError(RuntimeError):
@@ -19,6 +29,8 @@ class ControllerConfig:
     kubeconfig: str | None = None
     context: str | None = None
     model_endpoints: ModelEndpoints = field(default_factory=ModelEndpoints)
+    metrics_bind_address: str = DEFAULT_BIND_ADDRESS
+    watch_namespaces: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls) -> ControllerConfig:
@@ -32,9 +44,20 @@ class ControllerConfig:
             endpoints = ModelEndpoints.load(os.environ.get(MODEL_ENDPOINTS_ENV, "").strip())
         except EndpointsFileError as exc:
             raise ConfigError(str(exc)) from exc
+        metrics = os.environ.get(BIND_ENV, DEFAULT_BIND_ADDRESS)
+        try:
+            parse_bind_address(metrics)
+        except BindAddressError as exc:
+            raise ConfigError(f"{BIND_ENV}: {exc}") from exc
         return cls(
             database_url=url,
             kubeconfig=os.environ.get("KUBECONFIG") or None,
             context=os.environ.get("MINDS_KUBE_CONTEXT") or None,
             model_endpoints=endpoints,
+            metrics_bind_address=metrics,
+            watch_namespaces=tuple(
+                ns.strip()
+                for ns in os.environ.get(WATCH_NAMESPACES_ENV, "").split(",")
+                if ns.strip()
+            ),
         )

@@ -16,8 +16,10 @@ from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
 from minds.adapters.kube.secrets import SecretUnavailable, model_key
 from minds.adapters.kube.watched import WatchedResources, WatchStore
 from minds.adapters.ledger import Ledger, check_app_role, check_schema
+from minds.adapters.metrics import KubeObjects
 from minds.adapters.model_client import EndpointNotConfigured, ModelClient, RoleNotAssigned
 from minds.adapters.model_endpoints import ModelEndpoints
+from minds.controller.metrics import ControllerMetrics, start_metrics
 from minds.controller.settings import ControllerConfig
 from minds.controller.wakeups import Wakeups
 from minds.controller.watch import WATCHED
@@ -54,8 +56,11 @@ class Wiring:
     retention: PlanRetention
     store: WatchStore
     wakeups: Wakeups = field(default_factory=Wakeups)
+    metrics: ControllerMetrics | None = None
 
     def close(self) -> None:
+        if self.metrics is not None:
+            self.metrics.close()
         self.ledger.close()
 
 
@@ -100,6 +105,10 @@ def build(config: ControllerConfig) -> Wiring:
     store = WatchStore(kind.plural for kind in WATCHED)
     resources = WatchedResources(store, KubeResources(api))
     events = KubeEvents(api)
+    # Metrics: served from here on; the engine and the ledger tell them what happens.
+    objects = KubeObjects(resources, config.watch_namespaces)
+    metrics = start_metrics(config.metrics_bind_address, objects, ledger, utc_now)
+    ledger.observe(metrics.process)
     minds = MindService(
         resources=resources,
         ledger=ledger,
@@ -117,8 +126,11 @@ def build(config: ControllerConfig) -> Wiring:
         drivers=default_drivers(api),
         clock=utc_now,
         registry=REGISTRY,
+        telemetry=metrics.process,
     )
-    approvals = ApprovalService(resources=resources, ledger=ledger, events=events, clock=utc_now)
+    approvals = ApprovalService(
+        resources=resources, ledger=ledger, events=events, clock=utc_now, telemetry=metrics.process
+    )
     grants = GrantService(resources=resources, ledger=ledger, events=events, clock=utc_now)
     planning = PlanningService(
         resources=resources,
@@ -138,6 +150,7 @@ def build(config: ControllerConfig) -> Wiring:
         holder=f"{socket.gethostname()}-{os.getpid()}",
     )
     return Wiring(
+        metrics=metrics,
         ledger=ledger,
         minds=minds,
         plans=plans,

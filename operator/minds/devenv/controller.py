@@ -10,6 +10,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from minds.adapters.metrics.serve import BIND_ENV as METRICS_BIND_ENV
 from minds.devenv import process
 
 
@@ -19,6 +20,17 @@ class ControllerHandle:
     pid_file: Path
     log_path: Path
     liveness_url: str
+    #: HOST:PORT of ``/metrics``: a free loopback port of its own, so that controllers
+    #: started side by side (tests, other checkouts) never fight over the default.
+    metrics_address: str
+
+    @property
+    def metrics_url(self) -> str:
+        return f"http://{self.metrics_address}/metrics"
+
+    def env(self) -> dict[str, str]:
+        """What this controller's process needs in its environment besides the defaults."""
+        return {METRICS_BIND_ENV: self.metrics_address}
 
     def alive(self) -> bool:
         return process.pid_alive(self.pid)
@@ -81,11 +93,13 @@ def start_controller(
     extra_env: dict[str, str] | None = None,
     via_kopf: bool = False,
 ) -> ControllerHandle:
+    metrics_address = f"127.0.0.1:{free_port()}"
     env = {
         **os.environ,
         "KUBECONFIG": str(kubeconfig),
         "MINDS_DATABASE_URL": database_url,
         "PYTHONUNBUFFERED": "1",
+        METRICS_BIND_ENV: metrics_address,
         **(extra_env or {}),
     }
     pid_file = state_dir / f"{name}.pid"
@@ -98,7 +112,11 @@ def start_controller(
         env=env,
     )
     return ControllerHandle(
-        pid=proc.pid, pid_file=pid_file, log_path=log_path, liveness_url=liveness_url
+        pid=proc.pid,
+        pid_file=pid_file,
+        log_path=log_path,
+        liveness_url=liveness_url,
+        metrics_address=env[METRICS_BIND_ENV],
     )
 
 

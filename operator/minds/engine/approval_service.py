@@ -11,8 +11,9 @@ did, through :meth:`ApprovalService.executed`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, Protocol
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any, Final, Protocol
 
 from pydantic import JsonValue
 
@@ -36,13 +37,23 @@ from minds.domain.resources.approval import (
     ApprovalSpec,
     ApprovalStatus,
 )
+from minds.domain.resources.common import parse_timestamp
 from minds.domain.resources.kinds import APPROVAL, PLAN
 from minds.engine.capability_service import LABEL_PLAN_UID
 from minds.engine.conditional import write_status
 from minds.engine.ports import Clock, EventPort, LedgerPort, ResourcePort
+from minds.engine.telemetry import NO_TELEMETRY, Telemetry
 
 #: The ledger events that decide whether an Approval may still lead to acting.
 APPROVED, EXPIRED, WITHDRAWN = "approval_approved", "approval_expired", "approval_withdrawn"
+
+#: The ledger events that end a wait for a person, and the outcome each counts as.
+DECISIONS: Final[Mapping[str, str]] = {
+    APPROVED: "approved",
+    "approval_denied": "denied",
+    EXPIRED: "expired",
+    WITHDRAWN: "withdrawn",
+}
 
 
 class ApprovalLedger(LedgerPort, Protocol):
@@ -59,16 +70,19 @@ class ApprovalService:
         ledger: ApprovalLedger,
         events: EventPort,
         clock: Clock,
+        telemetry: Telemetry = NO_TELEMETRY,
     ) -> None:
         self._resources = resources
         self._ledger = ledger
         self._events = events
         self._clock = clock
+        self._telemetry = telemetry
 
     def _record(self, body: dict[str, Any], type_: str, payload: dict[str, JsonValue]) -> bool:
         meta = body["metadata"]
         spec = body.get("spec") or {}
-        return self._ledger.append_event(
+        now = self._clock()
+        new = self._ledger.append_event(
             EventRecord(
                 mind=spec.get("mind") or "-",
                 namespace=meta["namespace"],
@@ -81,10 +95,16 @@ class ApprovalService:
                     "origin": spec.get("origin"),
                     **payload,
                 },
-                occurred_at=self._clock(),
+                occurred_at=now,
                 idempotency_key=idempotency_key("approval", type_, meta["uid"]),
             )
         )
+        # Counted when the ledger line is new, so a replay or a second controller adds none.
+        if new and type_ in DECISIONS:
+            self._telemetry.approval_decided(
+                meta["namespace"], spec.get("mind") or "-", DECISIONS[type_], _waited(meta, now)
+            )
+        return new
 
     def recorded(self, uid: str) -> Recorded:
         """What the ledger says about this Approval object: the facts acting depends on."""
@@ -256,3 +276,8 @@ class ApprovalService:
         assert body is not None
         if self._record(body, "approval_not_executed", {"reason": reason}):
             self._events.post(body, type_="Warning", reason="NotExecuted", message=reason)
+
+
+def _waited(meta: Mapping[str, Any], now: datetime) -> float | None:
+    created = parse_timestamp(meta.get("creationTimestamp"))
+    return None if created is None else max(0.0, (now - created).total_seconds())

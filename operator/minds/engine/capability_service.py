@@ -62,6 +62,7 @@ from minds.domain.resources.mind import MindSpec, PolicyDecision
 from minds.engine import failpoints
 from minds.engine.conditional import write_status
 from minds.engine.ports import AlreadyExists, Clock, LedgerPort, NotFound, ResourcePort
+from minds.engine.telemetry import NO_TELEMETRY, Telemetry
 
 LABEL_MIND = "minds.dev/mind"
 LABEL_BATCH = "minds.dev/batch"
@@ -196,12 +197,18 @@ class CapabilityService:
         drivers: DriverPort,
         clock: Clock,
         registry: CapabilityRegistry,
+        telemetry: Telemetry = NO_TELEMETRY,
     ) -> None:
         self._resources = resources
         self._ledger = ledger
         self._drivers = drivers
         self._clock = clock
         self._registry = registry
+        self._telemetry = telemetry
+
+    def _told(self, inv: Invocation, outcome: InvocationOutcome) -> InvocationOutcome:
+        self._telemetry.invoked(inv.namespace, inv.origin.mind, inv.capability, outcome.kind.value)
+        return outcome
 
     # -- reading the mind ----------------------------------------------------------------
 
@@ -310,6 +317,9 @@ class CapabilityService:
     # -- invoke --------------------------------------------------------------------------
 
     def invoke(self, inv: Invocation) -> InvocationOutcome:
+        return self._told(inv, self._invoke(inv))
+
+    def _invoke(self, inv: Invocation) -> InvocationOutcome:
         spec, why_not = self._mind(inv.namespace, inv.origin.mind)
         if spec is None:
             return InvocationOutcome(OutcomeKind.DENIED, why_not)
@@ -593,6 +603,11 @@ class CapabilityService:
         was checked to match): the write-ahead row has the step's origin key, so the action
         runs at most once whichever Approval object authorised it. Everything but the need
         for approval is checked again."""
+        return self._told(inv, self._execute_approved(inv, approval, approval_uid, decided_by))
+
+    def _execute_approved(
+        self, inv: Invocation, approval: str, approval_uid: str, decided_by: str | None
+    ) -> InvocationOutcome:
         mind_spec, why_not = self._mind(inv.namespace, inv.origin.mind)
         if mind_spec is None:
             return InvocationOutcome(OutcomeKind.DENIED, f"not executed: {why_not}")

@@ -13,6 +13,7 @@ The API is synchronous; async callers run it in a thread (`asyncio.to_thread`).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
@@ -22,14 +23,17 @@ from typing import Any, Self
 from pydantic import JsonValue
 from sqlalchemy import URL, Engine, Select, select
 from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from minds.adapters.ledger import observer as observing
 from minds.adapters.ledger.db import make_engine, redact_url
 from minds.adapters.ledger.migrate import (
     SchemaStatus,
     raise_unless_at_head,
     schema_status_on,
 )
+from minds.adapters.ledger.observer import NO_OBSERVER, LedgerObserver
 from minds.adapters.ledger.schema import EventRow, ExecutionOutcomeRow, ExecutionRow, MindRow
 from minds.adapters.ledger.store_beliefs import BeliefStore
 from minds.adapters.ledger.store_common import insert_event
@@ -62,6 +66,8 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self._sessions = sessionmaker(engine, expire_on_commit=False)
+        observing.track_writes(self._sessions)
+        self._observer: LedgerObserver = NO_OBSERVER
 
     @classmethod
     def from_url(cls, url: str | URL, **engine_kwargs: Any) -> Self:
@@ -89,11 +95,23 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
     ) -> None:
         self.close()
 
+    def observe(self, observer: LedgerObserver) -> None:
+        """Tell ``observer`` about every transaction from now on."""
+        self._observer = observer
+
     @contextmanager
     def session(self) -> Iterator[Session]:
         """A session in one transaction: committed on success, rolled back on error."""
-        with self._sessions.begin() as session:
-            yield session
+        started = time.perf_counter()
+        try:
+            with self._sessions.begin() as session:
+                yield session
+        except SQLAlchemyError:
+            self._observer.failed()
+            raise
+        self._observer.committed(
+            observing.appended(session), time.perf_counter() - started, observing.wrote(session)
+        )
 
     # -- schema ---------------------------------------------------------------------------
 

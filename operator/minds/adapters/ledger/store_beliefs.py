@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from pydantic import JsonValue
-from sqlalchemy import select
+from sqlalchemy import case, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -39,6 +39,7 @@ from minds.domain.beliefs import (
 )
 from minds.domain.errors import NotFound
 from minds.domain.ledger import EventRecord, idempotency_key, mask_note, mask_secrets
+from minds.domain.metrics.state import PredictionSummary
 
 __all__ = ["BeliefStore"]
 
@@ -257,6 +258,36 @@ class BeliefStore(SessionOwner):
         )
         with self.session() as session:
             return calibration(_prediction(row) for row in session.scalars(query))
+
+    def prediction_summaries(self) -> list[PredictionSummary]:
+        """Every mind's predictions counted by status, with the squared error of the resolved
+        ones, in one grouped query: what the metrics export at each scrape. Read only."""
+        outcome = case((PredictionRow.status == PredictionStatus.CONFIRMED.value, 1.0), else_=0.0)
+        error = case(
+            (
+                PredictionRow.status.in_(_SCORED),
+                (PredictionRow.confidence - outcome) * (PredictionRow.confidence - outcome),
+            ),
+            else_=0.0,
+        )
+        query = select(
+            PredictionRow.namespace,
+            PredictionRow.mind,
+            PredictionRow.status,
+            func.count(),
+            func.sum(error),
+        ).group_by(PredictionRow.namespace, PredictionRow.mind, PredictionRow.status)
+        counts: dict[tuple[str, str], dict[PredictionStatus, int]] = {}
+        errors: dict[tuple[str, str], float] = {}
+        with self.session() as session:
+            for namespace, mind, status, n, err in session.execute(query):
+                key = (namespace, mind)
+                counts.setdefault(key, {})[PredictionStatus(status)] = int(n)
+                errors[key] = errors.get(key, 0.0) + float(err or 0.0)
+        return [
+            PredictionSummary(namespace=ns, mind=mind, counts=c, squared_error=errors[(ns, mind)])
+            for (ns, mind), c in sorted(counts.items())
+        ]
 
 
 def _add_evidence(

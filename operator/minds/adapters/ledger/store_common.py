@@ -13,6 +13,7 @@ from pydantic import JsonValue
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
+from minds.adapters.ledger.observer import note_appended
 from minds.adapters.ledger.schema import EventRow
 from minds.domain.ledger import EventRecord, SubjectRef, mask_secrets
 
@@ -45,7 +46,10 @@ def insert_event(session: Session, record: EventRecord) -> bool:
         .on_conflict_do_nothing(index_elements=[EventRow.idempotency_key])
         .returning(EventRow.id)
     )
-    return session.execute(statement).scalar_one_or_none() is not None
+    new = session.execute(statement).scalar_one_or_none() is not None
+    if new:
+        note_appended(session, record)
+    return new
 
 
 def entity_event(

@@ -87,3 +87,16 @@ class WorkloadRef(Model):
         max_length=63,
         description="Defaults to the namespace of the Mind.",
     )
+
+
+def parse_timestamp(value: Any) -> datetime | None:
+    """A timestamp as a body read from the API server holds it (RFC 3339, ``Z`` for UTC), or
+    None when it is missing or malformed."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None

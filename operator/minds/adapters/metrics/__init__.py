@@ -1,0 +1,29 @@
+"""Prometheus metrics: the collectors built from the catalogue, and the HTTP endpoint."""
+
+from minds.adapters.metrics.collector import (
+    KubeObjects,
+    ObjectSource,
+    PredictionSource,
+    StateCollector,
+)
+from minds.adapters.metrics.counters import ProcessMetrics
+from minds.adapters.metrics.serve import (
+    BIND_ENV,
+    DEFAULT_BIND_ADDRESS,
+    BindAddressError,
+    MetricsServer,
+    parse_bind_address,
+)
+
+__all__ = [
+    "BIND_ENV",
+    "DEFAULT_BIND_ADDRESS",
+    "BindAddressError",
+    "KubeObjects",
+    "MetricsServer",
+    "ObjectSource",
+    "PredictionSource",
+    "ProcessMetrics",
+    "StateCollector",
+    "parse_bind_address",
+]

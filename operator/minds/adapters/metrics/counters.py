@@ -1,0 +1,111 @@
+"""The process-local counters and histograms, told by the engine, the ledger and kopf.
+
+``ProcessMetrics`` is at once the engine's ``Telemetry``, the ledger's ``LedgerObserver`` and a
+logging handler for kopf's per-object log: every way the controller learns that something
+happened ends in one of the catalogue's metrics.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from minds.domain.intentions import IntentionStatus, intention_event_type
+from minds.domain.ledger import EventRecord
+from minds.domain.metrics import catalogue as m
+from minds.domain.metrics.catalogue import CATALOGUE, MetricSpec, MetricType, Scope
+from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
+
+#: The kinds kopf runs handlers for.
+KINDS: Final = (MIND, PLAN, APPROVAL, CAPABILITY_GRANT)
+
+#: Ledger events that a counter counts, each once: the ledger reports only new rows.
+EVENT_COUNTERS: Final[Mapping[str, MetricSpec]] = {
+    "plan_replanned": m.REPLANS,
+    intention_event_type(IntentionStatus.ABANDONED): m.ABANDONED,
+}
+
+#: kopf logs a failed handler or daemon under this logger, naming the object it was about.
+KOPF_OBJECTS_LOGGER: Final = "kopf.objects"
+
+
+def _counter(spec: MetricSpec, registry: CollectorRegistry) -> Counter | Histogram:
+    return Counter(spec.name, spec.help, spec.labels, registry=registry)
+
+
+def _histogram(spec: MetricSpec, registry: CollectorRegistry) -> Counter | Histogram:
+    return Histogram(spec.name, spec.help, spec.labels, registry=registry, buckets=spec.buckets)
+
+
+_BUILDERS: Final = {MetricType.COUNTER: _counter, MetricType.HISTOGRAM: _histogram}
+
+
+class ProcessMetrics(logging.Handler):
+    def __init__(self, registry: CollectorRegistry) -> None:
+        super().__init__(level=logging.ERROR)
+        self._metrics = {
+            spec: _BUILDERS[spec.type](spec, registry)
+            for spec in CATALOGUE
+            if spec.scope is Scope.PROCESS
+        }
+        # Every kind the controller handles is known: each starts at 0, so that the first
+        # failure is an increase that rate() and increase() see.
+        errors = self._metrics[m.RECONCILE_ERRORS]
+        for kind in KINDS:
+            errors.labels(kind.kind)
+
+    def __getitem__(self, spec: MetricSpec) -> Counter | Histogram:
+        return self._metrics[spec]
+
+    def _inc(self, spec: MetricSpec, *labels: str) -> None:
+        metric = self._metrics[spec]
+        assert isinstance(metric, Counter)
+        (metric.labels(*labels) if labels else metric).inc()
+
+    def _observe(self, spec: MetricSpec, value: float, *labels: str) -> None:
+        metric = self._metrics[spec]
+        assert isinstance(metric, Histogram)
+        (metric.labels(*labels) if labels else metric).observe(value)
+
+    # -- the engine's Telemetry -----------------------------------------------------------------
+
+    def approval_decided(
+        self, namespace: str, mind: str, outcome: str, waited_seconds: float | None
+    ) -> None:
+        self._inc(m.APPROVAL_DECISIONS, namespace, mind, outcome)
+        if waited_seconds is not None:
+            self._observe(m.APPROVAL_WAIT, waited_seconds, namespace, mind)
+
+    def invoked(self, namespace: str, mind: str, capability: str, outcome: str) -> None:
+        self._inc(m.EXECUTIONS, namespace, mind, capability, outcome)
+
+    # -- the ledger's LedgerObserver ------------------------------------------------------------
+
+    def committed(self, appended: Sequence[EventRecord], seconds: float, wrote: bool) -> None:
+        if wrote:
+            self._observe(m.LEDGER_WRITE, seconds)
+        for record in appended:
+            spec = EVENT_COUNTERS.get(record.type)
+            if spec is not None:
+                self._inc(spec, record.namespace, record.mind)
+
+    def failed(self) -> None:
+        self._inc(m.LEDGER_ERRORS)
+
+    # -- kopf's log -------------------------------------------------------------------------------
+
+    def emit(self, record: logging.LogRecord) -> None:
+        ref = getattr(record, "k8s_ref", None)
+        kind = ref.get("kind") if isinstance(ref, Mapping) else None
+        if kind:
+            self._inc(m.RECONCILE_ERRORS, str(kind))
+
+    def watch_kopf(self) -> None:
+        """Count every handler or daemon failure kopf reports, by the kind it was about."""
+        logging.getLogger(KOPF_OBJECTS_LOGGER).addHandler(self)
+
+    def unwatch_kopf(self) -> None:
+        logging.getLogger(KOPF_OBJECTS_LOGGER).removeHandler(self)

@@ -1,0 +1,54 @@
+"""The controller's metrics: one registry, its collectors, and the endpoint serving them."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from prometheus_client import CollectorRegistry
+
+from minds import __version__
+from minds.adapters.metrics import (
+    MetricsServer,
+    ObjectSource,
+    PredictionSource,
+    ProcessMetrics,
+    StateCollector,
+    parse_bind_address,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ControllerMetrics:
+    registry: CollectorRegistry
+    #: The engine's Telemetry and the ledger's observer.
+    process: ProcessMetrics
+    server: MetricsServer | None = None
+
+    def close(self) -> None:
+        self.process.unwatch_kopf()
+        if self.server is not None:
+            self.server.stop()
+
+
+def start_metrics(
+    bind_address: str,
+    objects: ObjectSource,
+    predictions: PredictionSource,
+    clock: Callable[[], datetime],
+) -> ControllerMetrics:
+    """Build the collectors and serve them on ``bind_address`` (none when it is empty)."""
+    where = parse_bind_address(bind_address)
+    registry = CollectorRegistry()
+    process = ProcessMetrics(registry)
+    registry.register(StateCollector(objects, predictions, clock, __version__))
+    metrics = ControllerMetrics(registry, process)
+    if where is not None:
+        metrics.server = MetricsServer.start(*where, registry)
+        log.info("serving metrics on %s:%d/metrics", where[0], metrics.server.port)
+    process.watch_kopf()
+    return metrics

@@ -1,0 +1,1 @@
+"""What the controller exports to Prometheus: the catalogue and the pure state gauges."""

@@ -1,0 +1,196 @@
+"""The metric catalogue: every name the controller exports, its type, help and labels.
+
+One table serves the Prometheus adapter (which builds its collectors from it), the generated
+catalogue in docs/observability.md and the tests, so a metric is declared once. Labels come
+only from a bounded set: a plan, step, approval or person name as a label would grow without
+limit, and would put who decided what into a monitoring system that is not the ledger.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+#: The only label names a metric may carry.
+LABELS: Final = frozenset(
+    {"namespace", "mind", "capability", "phase", "outcome", "reason", "resource", "kind", "version"}
+)
+
+
+class MetricType(StrEnum):
+    GAUGE = "gauge"
+    COUNTER = "counter"
+    HISTOGRAM = "histogram"
+
+
+class Scope(StrEnum):
+    #: Computed at scrape time from the cluster and the ledger: identical after a restart.
+    STATE = "state"
+    #: Counted by this process: starts again from zero when the controller restarts.
+    PROCESS = "process"
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    name: str
+    type: MetricType
+    help: str
+    labels: tuple[str, ...]
+    scope: Scope
+    #: Histogram bucket bounds, in the metric's unit.
+    buckets: tuple[float, ...] = ()
+
+
+def _state(name: str, help: str, *labels: str) -> MetricSpec:
+    return MetricSpec(f"minds_{name}", MetricType.GAUGE, help, labels, Scope.STATE)
+
+
+def _process(
+    name: str, type: MetricType, help: str, *labels: str, buckets: tuple[float, ...] = ()
+) -> MetricSpec:
+    return MetricSpec(f"minds_{name}", type, help, labels, Scope.PROCESS, buckets)
+
+
+_MIND = ("namespace", "mind")
+
+BUDGET_LIMIT = _state(
+    "budget_limit",
+    "The Mind's per-plan budget limit for a resource (absent when the resource is unlimited).",
+    *_MIND,
+    "resource",
+)
+BUDGET_USED_RATIO = _state(
+    "budget_used_ratio",
+    "The highest used/limit ratio of a budget resource over the Mind's open plans "
+    "(0 when none is open).",
+    *_MIND,
+    "resource",
+)
+PLANS_BUDGET_EXHAUSTED = _state(
+    "plans_budget_exhausted",
+    "Open plans of the Mind with a step blocked on an exhausted budget.",
+    *_MIND,
+)
+ATTENTION_OPEN = _state(
+    "attention_open_requests",
+    "Pending Approvals (action approvals and capability requests) the Mind asked for.",
+    *_MIND,
+)
+ATTENTION_MAX = _state(
+    "attention_max_open_requests",
+    "The Mind's operator-attention cap (spec.attention.maxOpenRequests).",
+    *_MIND,
+)
+ATTENTION_WAITING = _state(
+    "attention_waiting_at_cap",
+    "Steps of the Mind's open plans waiting because the operator-attention cap is reached.",
+    *_MIND,
+)
+ATTENTION_OLDEST = _state(
+    "attention_oldest_pending_request_timestamp_seconds",
+    "Creation time of the Mind's oldest pending Approval (absent when none is pending).",
+    *_MIND,
+)
+PLANS = _state("plans", "Plans of the Mind by phase.", *_MIND, "phase")
+STEPS = _state("steps", "Steps of the Mind's open plans by step status.", *_MIND, "phase")
+STEPS_OUTCOME_UNKNOWN = _state(
+    "steps_outcome_unknown",
+    "Steps blocked because an action's outcome is unknown: a person must check and release.",
+    *_MIND,
+)
+BRIER = _state(
+    "calibration_brier_score",
+    "Brier score of the Mind's confirmed and refuted predictions (0 is perfect; absent "
+    "before any is resolved).",
+    *_MIND,
+)
+PREDICTIONS = _state(
+    "predictions",
+    "The Mind's predictions by outcome (confirmed, refuted, expired, pending).",
+    *_MIND,
+    "outcome",
+)
+LAST_CYCLE = _state(
+    "mind_last_cycle_timestamp_seconds",
+    "When the Mind's last cycle completed (absent before its first).",
+    *_MIND,
+)
+LEDGER_UP = _state("ledger_up", "1 when the last ledger query succeeded, else 0.")
+BUILD_INFO = _state("build_info", "The controller's version; always 1.", "version")
+
+#: Approval waits range from seconds (an approver at the desk) to the default expiry of a day.
+WAIT_BUCKETS: Final = (10.0, 30.0, 60.0, 300.0, 900.0, 1800.0, 3600.0, 4 * 3600.0, 86400.0)
+#: A ledger transaction on a healthy database takes milliseconds; seconds mean trouble.
+WRITE_BUCKETS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
+APPROVAL_DECISIONS = _process(
+    "approval_decisions_total",
+    MetricType.COUNTER,
+    "Approvals that reached a decision, by outcome (approved, denied, expired, withdrawn).",
+    *_MIND,
+    "outcome",
+)
+APPROVAL_WAIT = _process(
+    "approval_wait_seconds",
+    MetricType.HISTOGRAM,
+    "Time from an Approval's creation to its decision.",
+    *_MIND,
+    buckets=WAIT_BUCKETS,
+)
+EXECUTIONS = _process(
+    "executions_total",
+    MetricType.COUNTER,
+    "Capability invocations by capability and outcome (executed, pending, denied, failed, "
+    "deferred).",
+    *_MIND,
+    "capability",
+    "outcome",
+)
+REPLANS = _process(
+    "replans_total", MetricType.COUNTER, "Failed plans replaced by a new revision.", *_MIND
+)
+ABANDONED = _process(
+    "intentions_abandoned_total", MetricType.COUNTER, "Intentions abandoned.", *_MIND
+)
+RECONCILE_ERRORS = _process(
+    "reconcile_errors_total",
+    MetricType.COUNTER,
+    "Handler and daemon failures by resource kind.",
+    "kind",
+)
+LEDGER_ERRORS = _process(
+    "ledger_errors_total", MetricType.COUNTER, "Ledger transactions that failed in the database."
+)
+LEDGER_WRITE = _process(
+    "ledger_write_seconds",
+    MetricType.HISTOGRAM,
+    "Duration of ledger transactions that wrote.",
+    buckets=WRITE_BUCKETS,
+)
+
+CATALOGUE: Final[tuple[MetricSpec, ...]] = (
+    BUDGET_LIMIT,
+    BUDGET_USED_RATIO,
+    PLANS_BUDGET_EXHAUSTED,
+    ATTENTION_OPEN,
+    ATTENTION_MAX,
+    ATTENTION_WAITING,
+    ATTENTION_OLDEST,
+    PLANS,
+    STEPS,
+    STEPS_OUTCOME_UNKNOWN,
+    BRIER,
+    PREDICTIONS,
+    LAST_CYCLE,
+    LEDGER_UP,
+    BUILD_INFO,
+    APPROVAL_DECISIONS,
+    APPROVAL_WAIT,
+    EXECUTIONS,
+    REPLANS,
+    ABANDONED,
+    RECONCILE_ERRORS,
+    LEDGER_ERRORS,
+    LEDGER_WRITE,
+)
