@@ -13,10 +13,8 @@ import pytest
 from minds.adapters.drivers import default_drivers
 from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
 from minds.adapters.ledger import Ledger
-from minds.adapters.metrics import KubeObjects
 from minds.domain.capabilities.registry import REGISTRY
 from minds.domain.resources.approval import Explanation
-from minds.domain.resources.kinds import MIND
 from minds.engine.approval_service import ApprovalService
 from minds.engine.capability_service import CapabilityService, Invocation, Origin, OutcomeKind
 from tests.e2e.executor_support import deployment, mind, workload
@@ -117,17 +115,3 @@ def restart(namespace: str) -> Invocation:
         origin=Origin(mind="keeper", intention=f"int-{uuid.uuid4().hex[:12]}", cycle="metrics"),
         explanation=Explanation(what="restart atlas-worker", why="it stopped serving"),
     )
-
-
-def test_the_objects_metrics_count_are_listed_under_the_controllers_own_rights(
-    cluster: Cluster, namespace: str
-) -> None:
-    mind(cluster, namespace)
-    resources = KubeResources(api_client(str(cluster.controller_kubeconfig)))
-
-    def where(objects: KubeObjects) -> set[str]:
-        return {body["metadata"]["namespace"] for body in objects.objects(MIND)}
-
-    assert namespace in where(KubeObjects(resources))  # every namespace: the chart's RBAC
-    assert where(KubeObjects(resources, [namespace])) == {namespace}
-    assert where(KubeObjects(resources, ["default"])) <= {"default"}

@@ -41,9 +41,7 @@ def run(
     # command wants.
     from minds.adapters.ledger import LedgerRoleError, SchemaError, check_app_role, check_schema
     from minds.adapters.log_masking import install_log_masking
-    from minds.controller.settings import WATCH_NAMESPACES_ENV, ConfigError, ControllerConfig
-
-    os.environ[WATCH_NAMESPACES_ENV] = ",".join(namespace)
+    from minds.controller.settings import ConfigError, ControllerConfig
 
     try:
         config = ControllerConfig.from_env()

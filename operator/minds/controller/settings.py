@@ -14,10 +14,6 @@ from minds.adapters.metrics import (
 from minds.adapters.model_endpoints import ENV as MODEL_ENDPOINTS_ENV
 from minds.adapters.model_endpoints import EndpointsFileError, ModelEndpoints
 
-#: The namespaces ``minds controller run --namespace`` watches, comma-separated (empty: all),
-#: so that what the metrics count is what the controller looks after.
-WATCH_NAMESPACES_ENV = "MINDS_WATCH_NAMESPACES"
-
 
 class ConfigError(RuntimeError):
     """The controller cannot start with this configuration; the message says what to set."""
@@ -30,7 +26,6 @@ class ControllerConfig:
     context: str | None = None
     model_endpoints: ModelEndpoints = field(default_factory=ModelEndpoints)
     metrics_bind_address: str = DEFAULT_BIND_ADDRESS
-    watch_namespaces: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls) -> ControllerConfig:
@@ -55,9 +50,4 @@ class ControllerConfig:
             context=os.environ.get("MINDS_KUBE_CONTEXT") or None,
             model_endpoints=endpoints,
             metrics_bind_address=metrics,
-            watch_namespaces=tuple(
-                ns.strip()
-                for ns in os.environ.get(WATCH_NAMESPACES_ENV, "").split(",")
-                if ns.strip()
-            ),
         )

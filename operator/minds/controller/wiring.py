@@ -16,7 +16,6 @@ from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
 from minds.adapters.kube.secrets import SecretUnavailable, model_key
 from minds.adapters.kube.watched import WatchedResources, WatchStore
 from minds.adapters.ledger import Ledger, check_app_role, check_schema
-from minds.adapters.metrics import KubeObjects
 from minds.adapters.model_client import EndpointNotConfigured, ModelClient, RoleNotAssigned
 from minds.adapters.model_endpoints import ModelEndpoints
 from minds.controller.metrics import ControllerMetrics, start_metrics
@@ -106,8 +105,8 @@ def build(config: ControllerConfig) -> Wiring:
     resources = WatchedResources(store, KubeResources(api))
     events = KubeEvents(api)
     # Metrics: served from here on; the engine and the ledger tell them what happens.
-    objects = KubeObjects(resources, config.watch_namespaces)
-    metrics = start_metrics(config.metrics_bind_address, objects, ledger, utc_now)
+    # The state gauges are computed from what the watch holds: a scrape costs no API request.
+    metrics = start_metrics(config.metrics_bind_address, store, ledger, utc_now)
     ledger.observe(metrics.process)
     minds = MindService(
         resources=resources,

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from minds.adapters.metrics import BIND_ENV, BindAddressError, parse_bind_address
 from minds.cli.main import app
-from minds.controller.settings import WATCH_NAMESPACES_ENV, ConfigError, ControllerConfig
+from minds.controller.settings import ConfigError, ControllerConfig
 
 
 @pytest.mark.parametrize(
@@ -47,11 +47,3 @@ def test_the_flag_is_refused_before_anything_starts(monkeypatch: pytest.MonkeyPa
     assert result.exit_code == 2
     assert "--metrics-bind-address" in result.output
     assert "HOST:PORT" in result.output
-
-
-def test_the_watched_namespaces_reach_the_configuration(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MINDS_DATABASE_URL", "postgresql://minds@127.0.0.1/minds")
-    monkeypatch.setenv(WATCH_NAMESPACES_ENV, "team-a, team-b,")
-    assert ControllerConfig.from_env().watch_namespaces == ("team-a", "team-b")
-    monkeypatch.setenv(WATCH_NAMESPACES_ENV, "")
-    assert ControllerConfig.from_env().watch_namespaces == ()

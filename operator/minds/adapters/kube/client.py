@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -113,15 +112,6 @@ class KubeResources:
             # List items omit apiVersion and kind; callers post Events about them.
             item.setdefault("apiVersion", f"{kind.group}/{kind.version}")
             item.setdefault("kind", kind.kind)
-        return items
-
-    def list_all(self, kind: Kind) -> Iterable[dict[str, Any]]:
-        """Every object of ``kind`` in every namespace."""
-        result = cast(
-            dict[str, Any],
-            self._custom.list_cluster_custom_object(kind.group, kind.version, kind.plural),
-        )
-        items: Iterable[dict[str, Any]] = result.get("items", [])
         return items
 
     def create(self, kind: Kind, namespace: str, body: dict[str, Any]) -> dict[str, Any]:

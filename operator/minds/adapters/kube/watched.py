@@ -92,6 +92,12 @@ class WatchStore:
             ]
         return copy.deepcopy(found)
 
+    def objects(self, kind: Kind) -> list[Mapping[str, Any]]:
+        """Every object of a kind, as held: not copied, for readers that only read (a metrics
+        scrape). Safe to hold: the store replaces a body whole, it never changes one."""
+        with self._lock:
+            return list(self._objects[kind.plural].values())
+
     def __len__(self) -> int:
         with self._lock:
             return sum(len(objects) for objects in self._objects.values())

@@ -1,7 +1,6 @@
 """Prometheus metrics: the collectors built from the catalogue, and the HTTP endpoint."""
 
 from minds.adapters.metrics.collector import (
-    KubeObjects,
     ObjectSource,
     PredictionSource,
     StateCollector,
@@ -19,7 +18,6 @@ __all__ = [
     "BIND_ENV",
     "DEFAULT_BIND_ADDRESS",
     "BindAddressError",
-    "KubeObjects",
     "MetricsServer",
     "ObjectSource",
     "PredictionSource",

@@ -1,7 +1,7 @@
 """The state gauges, computed at each scrape from a source of objects and the ledger.
 
-The source is a small Protocol so that what lists the objects can change (the API server
-today, the controller's watch cache tomorrow) without the gauges noticing.
+The source is a small Protocol: the controller hands in its watch store, so a scrape reads
+what the watch delivered and costs the API server nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from sqlalchemy.exc import SQLAlchemyError
 
-from minds.adapters.kube.client import KubeResources
 from minds.domain.metrics.catalogue import CATALOGUE, MetricType, Scope
 from minds.domain.metrics.state import ClusterState, PredictionSummary, Sample, state_samples
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN, Kind
@@ -37,19 +36,6 @@ class PredictionSource(Protocol):
     def prediction_summaries(self) -> Sequence[PredictionSummary]:
         """Every Mind's predictions, counted by the ledger. Raises when it cannot be asked."""
         ...
-
-
-class KubeObjects:
-    """Objects as the API server lists them: all namespaces, or the ones given."""
-
-    def __init__(self, resources: KubeResources, namespaces: Sequence[str] = ()) -> None:
-        self._resources = resources
-        self._namespaces = tuple(namespaces)
-
-    def objects(self, kind: Kind) -> Iterable[Mapping[str, Any]]:
-        if not self._namespaces:
-            return self._resources.list_all(kind)
-        return [body for ns in self._namespaces for body in self._resources.list(kind, ns)]
 
 
 class StateCollector(Collector):
