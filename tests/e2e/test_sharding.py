@@ -1,0 +1,176 @@
+"""Sharded controllers against the real control plane: two shards, each serving its own
+namespace, one of them with two replicas of which exactly one acts (kopf peering).
+
+The session controller (cluster-wide, unsharded) is paused for these tests: the controllers
+started here are the only ones acting.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from minds.adapters.ledger import Ledger
+from minds.devenv import process
+from minds.devenv.controller import ControllerHandle
+from minds.domain.sharding import NAMESPACES_ANNOTATION
+from tests.e2e.executor_support import (
+    apply,
+    assert_no_tracebacks,
+    deployment,
+    executions_by_step,
+    mind,
+    operator_plan,
+    plan_status,
+    read_step,
+    wait_phase,
+)
+from tests.fixtures.cluster import Cluster, ControllerFactory
+from tests.fixtures.waiting import eventually
+
+#: Short, so that a standby's takeover after a crash is quick to see; the default is 60 s.
+LIFETIME = 10
+#: kopf's own words when a replica starts acting. A replica of a shard starts paused and
+#: stays so, silently, while a peer with a higher priority (one that started earlier) lives.
+RESUMING = "Resuming operations after the pause"
+#: What kopf logs for every object it handles (a replica that stands by logs none of it).
+HANDLED = re.compile(r"^(Handler|Daemon|Timer) '", re.MULTILINE)
+
+Declare = Callable[[str, str], str]
+
+
+@pytest.fixture
+def declare(cluster: Cluster) -> Iterator[Declare]:
+    """Declare a shard as a cluster admin does: a ClusterKopfPeering named after it whose
+    annotation lists its namespaces. Deleted afterwards (they are cluster-scoped)."""
+    made: list[str] = []
+
+    def shard(prefix: str, namespaces: str) -> str:
+        name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+        obj = {
+            "apiVersion": "kopf.dev/v1",
+            "kind": "ClusterKopfPeering",
+            "metadata": {"name": name, "annotations": {NAMESPACES_ANNOTATION: namespaces}},
+        }
+        cluster.kubectl("apply", "-f", "-", input_=json.dumps(obj))
+        made.append(name)
+        return name
+
+    yield shard
+    for name in made:
+        cluster.kubectl("delete", "clusterkopfpeering", name, "--wait=false", check=False)
+
+
+def replica(factory: ControllerFactory, shard: str, name: str) -> ControllerHandle:
+    """A replica of ``shard``; POD_ID names it in the peering object, as the chart does."""
+    return factory(
+        name,
+        extra_env={"POD_ID": name},
+        args=("--shard", shard, "--peering-lifetime", str(LIFETIME)),
+    )
+
+
+def peers(cluster: Cluster, shard: str) -> dict[str, Any]:
+    obj = json.loads(cluster.kubectl("get", "clusterkopfpeering", shard, "-o", "json").stdout)
+    return dict(obj.get("status") or {})
+
+
+def logged(handle: ControllerHandle, words: str, timeout: float = 60) -> None:
+    eventually(lambda: words in handle.log(), timeout=timeout, what=f"{words!r} logged")
+
+
+def reads(namespace: str, n: int) -> list[dict[str, Any]]:
+    return [read_step(f"D{i}", namespace) for i in range(1, n + 1)]
+
+
+def assert_each_step_ran_once(ledger: Ledger, namespace: str, expected: int) -> None:
+    ran = executions_by_step(ledger, namespace)
+    assert len(ran) == expected
+    for (uid, key), rows in ran.items():
+        assert [r.origin.attempt for r in rows] == [1], (uid, key)
+    assert len(ledger.events(namespace=namespace, type="plan_step_started")) == expected
+
+
+@pytest.mark.usefixtures("alone")
+def test_two_shards_act_only_on_their_namespaces_and_one_replica_of_a_shard_acts(
+    cluster: Cluster,
+    namespace: str,
+    other_namespace: str,
+    e2e_ledger: Ledger,
+    controller_factory: ControllerFactory,
+    declare: Declare,
+) -> None:
+    """Each check of "left alone" is causal, not timed: the untouched plan is applied before
+    the one that completes, so a controller watching both would have admitted it first."""
+    shard_a = declare("a", namespace)
+    shard_b = declare("b", other_namespace)
+    for ns in (namespace, other_namespace):
+        mind(cluster, ns)
+        deployment(cluster, ns)
+
+    first = replica(controller_factory, shard_a, "a-first")
+    logged(first, RESUMING)
+    standby = replica(controller_factory, shard_a, "a-standby")
+    eventually(lambda: "a-standby" in peers(cluster, shard_a), what="a-standby announced")
+    assert "a-first" in peers(cluster, shard_a)
+
+    # Shard a serves its namespace only, and only the replica that started first acts.
+    apply(cluster, operator_plan(other_namespace, "theirs", reads(other_namespace, 3)))
+    apply(cluster, operator_plan(namespace, "ours", reads(namespace, 3)))
+    assert wait_phase(cluster, namespace, "ours", "completed")["progress"] == "3/3"
+    assert plan_status(cluster, other_namespace, "theirs") == {}
+    assert HANDLED.search(first.log())
+    assert not HANDLED.search(standby.log()), standby.log()
+
+    # The acting replica dies without a word: the standby takes over once its record expires.
+    process.stop(first.pid_file, sig=signal.SIGKILL)
+    logged(standby, RESUMING, timeout=3 * LIFETIME + 30)
+    apply(cluster, operator_plan(namespace, "after", reads(namespace, 2)))
+    assert wait_phase(cluster, namespace, "after", "completed")["progress"] == "2/2"
+    assert plan_status(cluster, other_namespace, "theirs") == {}
+    assert_no_tracebacks(standby.log())
+
+    # Shard b serves its namespace only; a namespace no running shard serves is left alone.
+    process.stop(standby.pid_file)
+    apply(cluster, operator_plan(namespace, "unserved", reads(namespace, 1)))
+    only_b = replica(controller_factory, shard_b, "b-only")
+    apply(cluster, operator_plan(other_namespace, "later", reads(other_namespace, 2)))
+    for name, progress in (("theirs", "3/3"), ("later", "2/2")):
+        assert wait_phase(cluster, other_namespace, name, "completed")["progress"] == progress
+    assert plan_status(cluster, namespace, "unserved") == {}
+    assert_no_tracebacks(only_b.log())
+
+    assert_each_step_ran_once(e2e_ledger, namespace, 5)
+    assert_each_step_ran_once(e2e_ledger, other_namespace, 5)
+
+
+def test_a_shard_sharing_a_namespace_with_another_is_refused(
+    cluster: Cluster,
+    namespace: str,
+    other_namespace: str,
+    controller_factory: ControllerFactory,
+    declare: Declare,
+) -> None:
+    """Both shards refuse to start once the overlap is declared, whichever was first."""
+    first = declare("first", namespace)
+    second = declare("second", f"{other_namespace},{namespace}")
+    for shard, other in ((first, second), (second, first)):
+        handle = controller_factory(shard, args=("--shard", shard), wait=False)
+        eventually(lambda h=handle: not h.alive(), what=f"{shard} refused to start")  # type: ignore[misc]
+        assert f"shard {shard!r} overlaps shard {other!r} on namespace(s) {namespace}" in (
+            handle.log()
+        )
+
+
+def test_a_shard_nobody_declared_is_refused(
+    cluster: Cluster, controller_factory: ControllerFactory
+) -> None:
+    handle = controller_factory("undeclared", args=("--shard", "nobody-declared"), wait=False)
+    eventually(lambda: not handle.alive(), what="the undeclared shard refused to start")
+    assert "no ClusterKopfPeering named 'nobody-declared'" in handle.log()
