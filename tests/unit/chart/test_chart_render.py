@@ -152,6 +152,44 @@ def test_one_controller_replaced_not_rolled(helm: Helm) -> None:
     assert spec["strategy"] == {"type": "Recreate"}
 
 
+SHARD_A = {"name": "team-a", "namespaces": ["payments", "checkout"]}
+SHARD_B = {"name": "team-b", "namespaces": ["search"], "replicas": 3}
+
+
+def test_each_shard_gets_its_deployment_and_its_declaration(helm: Helm) -> None:
+    objects = helm.objects({"shards": [SHARD_A, SHARD_B], "controller.peeringLifetimeSeconds": 30})
+    deployments = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Deployment"}
+    assert set(deployments) == {"minds-controller-team-a", "minds-controller-team-b"}
+    for shard, replicas in (("team-a", 2), ("team-b", 3)):
+        deployment = deployments[f"minds-controller-{shard}"]
+        kubernetes_validate.validate(deployment, KUBE_VERSION, strict=True)
+        spec = deployment["spec"]
+        assert spec["replicas"] == replicas
+        # The shards' Pods must never be each other's: a selector per shard.
+        assert spec["selector"]["matchLabels"]["minds.dev/shard"] == shard
+        assert spec["strategy"]["type"] == "RollingUpdate"
+        container = spec["template"]["spec"]["containers"][0]
+        args = container["args"]
+        assert args[args.index("--shard") + 1] == f"minds-{shard}"
+        assert args[args.index("--peering-lifetime") + 1] == "30"
+        assert "--namespace" not in args
+        pod_id = {e["name"]: e for e in container["env"]}["POD_ID"]
+        assert pod_id["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+    peerings = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ClusterKopfPeering"}
+    assert {n: p["metadata"]["annotations"] for n, p in peerings.items()} == {
+        "minds-team-a": {"minds.dev/namespaces": "payments,checkout"},
+        "minds-team-b": {"minds.dev/namespaces": "search"},
+    }
+
+
+def test_unsharded_there_is_no_peering(helm: Helm) -> None:
+    objects = helm.objects({"watchNamespaces": ["payments"]})
+    assert "ClusterKopfPeering" not in {o["kind"] for o in objects}
+    args = _controller_pod(objects)["containers"][0]["args"]
+    assert args[args.index("--namespace") + 1] == "payments"
+    assert "--shard" not in args
+
+
 def test_probes_hit_the_liveness_endpoint_the_controller_serves(helm: Helm) -> None:
     container = _controller_pod(helm.objects({"controller.livenessPort": 8123}))["containers"][0]
     args = container["args"]
@@ -258,6 +296,17 @@ def test_the_chart_ships_the_generated_crds() -> None:
         ({"podDisruptionBudget.maxUnavailable": 2}, "/podDisruptionBudget/maxUnavailable"),
         ({"database.url.secretName": ""}, "database.url.secretName"),
         ({"database.ownerUrl.secretName": ""}, "database.ownerUrl.secretName"),
+        ({"shards": [{"name": "a", "namespaces": []}]}, "/shards/0/namespaces"),
+        ({"shards": [{"name": "Team A", "namespaces": ["x"]}]}, "/shards/0/name"),
+        (
+            {"shards": [{"name": "a", "namespaces": ["x"]}], "watchNamespaces": ["x"]},
+            "watchNamespaces",
+        ),
+        ({"shards": [SHARD_A, {**SHARD_A, "namespaces": ["y"]}]}, "two shards are named team-a"),
+        (
+            {"shards": [SHARD_A, {"name": "team-b", "namespaces": ["search", "checkout"]}]},
+            "namespace checkout is in shard team-a and in shard team-b",
+        ),
     ],
 )
 def test_bad_values_are_refused_with_the_field_named(
