@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import signal
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,9 +31,11 @@ from tests.e2e.executor_support import (
     operator_plan,
     plan_status,
     read_step,
+    run_as,
     wait_phase,
 )
-from tests.fixtures.cluster import Cluster, ControllerFactory
+from tests.fixtures.cluster import REPO, Cluster, ControllerFactory
+from tests.fixtures.docs import kubeconfig_in, sh_commands
 from tests.fixtures.waiting import eventually
 
 #: Short, so that a standby's takeover after a crash is quick to see; the default is 60 s.
@@ -127,6 +131,7 @@ def test_two_shards_act_only_on_their_namespaces_and_one_replica_of_a_shard_acts
     assert plan_status(cluster, other_namespace, "theirs") == {}
     assert HANDLED.search(first.log())
     assert not HANDLED.search(standby.log()), standby.log()
+    assert RESUMING not in standby.log()
 
     # The acting replica dies without a word: the standby takes over once its record expires.
     process.stop(first.pid_file, sig=signal.SIGKILL)
@@ -174,3 +179,62 @@ def test_a_shard_nobody_declared_is_refused(
     handle = controller_factory("undeclared", args=("--shard", "nobody-declared"), wait=False)
     eventually(lambda: not handle.alive(), what="the undeclared shard refused to start")
     assert "no ClusterKopfPeering named 'nobody-declared'" in handle.log()
+
+
+EXECUTION_DOC = REPO / "docs" / "execution.md"
+DOC_SHARDS = {"team-a": "payments,checkout", "team-b": "search"}
+
+
+def test_every_command_of_scaling_out_works(
+    cluster: Cluster, controller_factory: ControllerFactory, tmp_path: Path
+) -> None:
+    """docs/execution.md, Scaling out, as written: the example's shards, listed; a controller
+    for team-a started twice (two replicas, the doc's "each with the same command"); their
+    liveness records; and the one that started first striking its record when it stops."""
+    admin = kubeconfig_in(cluster.kubeconfig, "default", "admin", tmp_path / "admin.kubeconfig")
+
+    def run(command: str) -> str:
+        proc = run_as(admin, command)
+        assert proc.returncode == 0, f"{command}\n{proc.stdout}\n{proc.stderr}"
+        return proc.stdout
+
+    def alive(command: str, count: int) -> dict[str, Any]:
+        def probe() -> dict[str, Any] | None:
+            records = json.loads(run(command) or "{}")
+            return records if len(records) == count else None
+
+        return eventually(probe, what=f"{count} replica(s) announced")
+
+    outputs: dict[str, str] = {}
+    replicas: list[ControllerHandle] = []
+    try:
+        for command in sh_commands(EXECUTION_DOC, section="Scaling out"):
+            if command.startswith("minds controller run"):
+                args = tuple(shlex.split(command)[3:])
+                for name in ("doc-1", "doc-2"):
+                    replicas.append(controller_factory(name, args=args))
+                    count = len(replicas)
+                    eventually(lambda n=count: len(peers(cluster, "team-a")) == n)  # type: ignore[misc]
+            elif "jsonpath={.status}" in command:
+                outputs[command] = json.dumps(alive(command, len(replicas)))
+            else:
+                outputs[command] = run(command)
+
+        rows = [line.split() for line in outputs["kubectl get clusterkopfpeerings"].splitlines()]
+        assert rows[0][:2] == ["NAME", "NAMESPACES"]
+        for shard, namespaces in DOC_SHARDS.items():
+            assert [shard, namespaces] in [row[:2] for row in rows]
+        [status_command] = [c for c in outputs if "jsonpath={.status}" in c]
+        first_records = json.loads(outputs[status_command])
+        assert len(first_records) == 2
+
+        first, second = replicas
+        logged(first, RESUMING)
+        assert RESUMING not in second.log()
+        process.stop(first.pid_file)
+        left = alive(status_command, 1)
+        assert set(left) < set(first_records)
+        logged(second, RESUMING)
+        assert_no_tracebacks(second.log())
+    finally:
+        cluster.kubectl("delete", "clusterkopfpeering", *DOC_SHARDS, check=False)

@@ -4,6 +4,7 @@ security context the controller needs."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ from minds.adapters.model_endpoints import ModelEndpoints
 from tests.fixtures.helm import CHART, LINT_VALUES, Helm, find
 
 FILES = CHART / "files"
+REPO = CHART.parent.parent
+_YAML_BLOCK = re.compile(r"^```yaml\n(.*?)^```", re.MULTILINE | re.DOTALL)
 KUBE_VERSION = "1.30.0"
 """The chart's kubeVersion floor: every object must be valid there."""
 
@@ -351,3 +354,24 @@ def test_restricting_egress_keeps_dns(helm: Helm) -> None:
     assert find(open_egress, "NetworkPolicy", "minds-controller")["spec"]["policyTypes"] == [
         "Ingress"
     ]
+
+
+def test_the_documented_shards_are_what_the_chart_and_the_example_give(helm: Helm) -> None:
+    """docs/execution.md, Scaling out: its values render the shards it describes, and the
+    declaration it shows is the example's."""
+    from tests.fixtures.docs import sections
+
+    text = sections(REPO / "docs" / "execution.md")["Scaling out"]
+    declared, values = [yaml.safe_load(b) for b in _YAML_BLOCK.findall(text)]
+    example = list(yaml.safe_load_all((REPO / "examples" / "shards.yaml").read_text()))
+    assert declared == example[0]
+    objects = helm.objects({"shards": values["shards"]})
+    deployments = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Deployment"}
+    assert {n: d["spec"]["replicas"] for n, d in deployments.items()} == {
+        "minds-controller-team-a": 2,
+        "minds-controller-team-b": 2,
+    }
+    peerings = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ClusterKopfPeering"}
+    assert {n: p["metadata"]["annotations"] for n, p in peerings.items()} == {
+        f"minds-{d['metadata']['name']}": d["metadata"]["annotations"] for d in example
+    }
