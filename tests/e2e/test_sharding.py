@@ -17,11 +17,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kubernetes.client import CustomObjectsApi
+from kubernetes.client.exceptions import ApiException
 
+from minds.adapters.kube.client import api_client
 from minds.adapters.ledger import Ledger
 from minds.devenv import process
 from minds.devenv.controller import ControllerHandle
-from minds.domain.sharding import NAMESPACES_ANNOTATION
+from minds.domain.sharding import (
+    NAMESPACES_ANNOTATION,
+    PEERING_GROUP,
+    PEERING_PLURAL,
+    PEERING_VERSION,
+)
 from tests.e2e.executor_support import (
     apply,
     assert_no_tracebacks,
@@ -238,3 +246,49 @@ def test_every_command_of_scaling_out_works(
         assert_no_tracebacks(second.log())
     finally:
         cluster.kubectl("delete", "clusterkopfpeering", *DOC_SHARDS, check=False)
+
+
+def test_only_a_cluster_admin_decides_which_namespaces_a_shard_serves(
+    cluster: Cluster, namespace: str, other_namespace: str, declare: Declare
+) -> None:
+    """The controller's token writes liveness records (the status subresource) and nothing
+    else of a peering object: not the annotation, not through status, not by deleting and
+    re-creating it. People with the minds roles cannot write it at all. Requests go straight
+    to the API (kubectl would GET first, and fail on that instead of on the write)."""
+    shard = declare("fenced", namespace)
+    grab = {"metadata": {"annotations": {NAMESPACES_ANNOTATION: other_namespace}}}
+    record = {"status": {"forged": {"priority": 1, "lifetime": 60}}}
+    group = (PEERING_GROUP, PEERING_VERSION, PEERING_PLURAL)
+
+    def writes(api: CustomObjectsApi) -> dict[str, Callable[[], object]]:
+        body = {"apiVersion": "kopf.dev/v1", "kind": "ClusterKopfPeering", **grab}
+        body["metadata"] = {**body["metadata"], "name": f"{shard}-x"}
+        return {
+            "annotate": lambda: api.patch_cluster_custom_object(*group, shard, grab),
+            "delete": lambda: api.delete_cluster_custom_object(*group, shard),
+            "create": lambda: api.create_cluster_custom_object(*group, body),
+            "status": lambda: api.patch_cluster_custom_object_status(*group, shard, record),
+        }
+
+    def refused(write: Callable[[], object]) -> bool:
+        try:
+            write()
+        except ApiException as exc:
+            return exc.status == 403
+        return False
+
+    controller_api = CustomObjectsApi(api_client(str(cluster.controller_kubeconfig)))
+    controller = writes(controller_api)
+    controller["status"]()
+    assert "forged" in peers(cluster, shard)
+    for what in ("annotate", "delete", "create"):
+        assert refused(controller[what]), what
+    # Through the status subresource, the API server keeps everything but the status.
+    controller_api.patch_cluster_custom_object_status(*group, shard, {**grab, **record})
+    obj = json.loads(cluster.kubectl("get", "clusterkopfpeering", shard, "-o", "json").stdout)
+    assert obj["metadata"]["annotations"][NAMESPACES_ANNOTATION] == namespace
+
+    for person in ("viewer", "approver"):
+        theirs = writes(CustomObjectsApi(api_client(str(cluster.kubeconfig), person)))
+        for what, write in theirs.items():
+            assert refused(write), (person, what)
