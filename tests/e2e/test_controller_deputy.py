@@ -252,6 +252,9 @@ CLUSTER_WIDE = {
     "plans.minds.dev/status": "[get update patch]",
     "plans.minds.dev": "[get list watch create patch delete]",
     "customresourcedefinitions.apiextensions.k8s.io": "[list watch]",
+    # Shards: read the declarations, write only the replica's own liveness record.
+    "clusterkopfpeerings.kopf.dev": "[list watch]",
+    "clusterkopfpeerings.kopf.dev/status": "[patch]",
     "selfsubjectreviews.authentication.k8s.io": "[create]",
     "selfsubjectaccessreviews.authorization.k8s.io": "[create]",
     "selfsubjectrulesreviews.authorization.k8s.io": "[create]",

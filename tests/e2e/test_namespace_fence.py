@@ -11,7 +11,6 @@ Admission refuses grants and grant requests whose target pattern reaches outside
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -21,7 +20,6 @@ import pytest
 from minds.adapters.drivers.kubernetes import RESTARTED_AT
 from minds.adapters.ledger import Ledger
 from minds.devenv.controller import ControllerHandle
-from minds.devenv.install import manage_namespace
 from minds.devenv.kubectl import kubectl
 from tests.e2e.executor_support import (
     assert_no_tracebacks,
@@ -45,16 +43,6 @@ def controller_without_errors(session_controller: ControllerHandle) -> Iterator[
     before = len(session_controller.log())
     yield
     assert_no_tracebacks(session_controller.log()[before:])
-
-
-@pytest.fixture
-def other_namespace(cluster: Cluster) -> Iterator[str]:
-    """Another team's namespace, also managed by the minds (the controller may restart there)."""
-    name = f"t-{uuid.uuid4().hex[:10]}"
-    cluster.kubectl("create", "namespace", name)
-    manage_namespace(cluster.kubeconfig, name)
-    yield name
-    cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)
 
 
 def role(cluster: Cluster, namespace: str, user: str, rules: list[dict[str, Any]]) -> None:

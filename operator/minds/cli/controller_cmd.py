@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import logging
 import os
+import random
+from datetime import UTC, datetime
+from typing import Any
 
 import typer
 
@@ -16,6 +19,17 @@ app = typer.Typer(help="Run the controller.", no_args_is_help=True)
 def run(
     namespace: list[str] = typer.Option(
         [], "--namespace", "-n", help="Watch only these namespaces (default: all)."
+    ),
+    shard: str | None = typer.Option(
+        None,
+        help="Serve one shard: the namespaces its ClusterKopfPeering of this name declares, "
+        "one replica acting at a time (docs/execution.md, Scaling out).",
+    ),
+    peering_lifetime: int = typer.Option(
+        60,
+        min=5,
+        help="With --shard: seconds a replica that stopped without a word still counts as "
+        "alive, the longest a standby waits before taking over.",
     ),
     verbose: bool = typer.Option(False, "--verbose", "-v"),
     liveness: str | None = typer.Option(
@@ -37,6 +51,13 @@ def run(
             raise typer.Exit(2) from exc
         # kopf runs the start-up that reads the configuration: the flag reaches it this way.
         os.environ[BIND_ENV] = metrics_bind_address
+    if shard is not None and namespace:
+        typer.echo(
+            "error: --namespace and --shard: a shard serves the namespaces its "
+            "ClusterKopfPeering declares (kubectl get clusterkopfpeerings)",
+            err=True,
+        )
+        raise typer.Exit(2)
     # Imported here: loading the controller package registers kopf handlers, which only this
     # command wants.
     from minds.adapters.ledger import LedgerRoleError, SchemaError, check_app_role, check_schema
@@ -51,6 +72,10 @@ def run(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
 
+    peering: dict[str, Any] = {"standalone": True, "namespaces": namespace}
+    if shard is not None:
+        peering = _shard_peering(shard, config.kubeconfig, config.context, peering_lifetime)
+
     import kopf
 
     import minds.controller  # noqa: F401  (registers the handlers)
@@ -58,9 +83,30 @@ def run(
     kopf.configure(verbose=verbose, log_format=kopf.LogFormat.PLAIN)
     logging.getLogger("kubernetes").setLevel(logging.WARNING)
     install_log_masking()
-    kopf.run(
-        standalone=True,
-        clusterwide=not namespace,
-        namespaces=namespace,
-        liveness_endpoint=liveness,
-    )
+    kopf.run(clusterwide=not peering["namespaces"], liveness_endpoint=liveness, **peering)
+
+
+def _shard_peering(
+    shard: str, kubeconfig: str | None, context: str | None, lifetime: int
+) -> dict[str, Any]:
+    """kopf.run's peering arguments for a replica of ``shard``, once the shard's declaration
+    is proven sound; exits with the reason otherwise."""
+    from minds.adapters.kube.client import api_client
+    from minds.adapters.kube.peering import PeeringUnavailable, peering_objects
+    from minds.controller.peering import peer_cluster_wide
+    from minds.domain.sharding import ShardError, replica_priority, shard_to_serve
+
+    try:
+        served = shard_to_serve(shard, peering_objects(api_client(kubeconfig, context)))
+    except (ShardError, PeeringUnavailable) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    peer_cluster_wide(lifetime)
+    # Not a secret, only a tie-break between replicas started in the same millisecond.
+    jitter = random.randrange(1000)  # noqa: S311
+    return {
+        "standalone": False,
+        "peering_name": shard,
+        "priority": replica_priority(datetime.now(UTC), jitter),
+        "namespaces": sorted(served.namespaces),
+    }

@@ -7,6 +7,7 @@ import socket
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,7 +68,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def controller_argv(liveness_url: str, *, via_kopf: bool = False) -> list[str]:
+def controller_argv(
+    liveness_url: str, *, via_kopf: bool = False, args: Sequence[str] = ()
+) -> list[str]:
     if via_kopf:
         # The same handlers under kopf's own runner, as `kopf run -m minds.controller`.
         return [
@@ -81,7 +84,8 @@ def controller_argv(liveness_url: str, *, via_kopf: bool = False) -> list[str]:
             "--standalone",
             f"--liveness={liveness_url}",
         ]
-    return [sys.executable, "-m", "minds.cli.main", "controller", "run", "--liveness", liveness_url]
+    run = [sys.executable, "-m", "minds.cli.main", "controller", "run"]
+    return [*run, "--liveness", liveness_url, *args]
 
 
 def start_controller(
@@ -92,7 +96,9 @@ def start_controller(
     name: str = "controller",
     extra_env: dict[str, str] | None = None,
     via_kopf: bool = False,
+    args: Sequence[str] = (),
 ) -> ControllerHandle:
+    """Start ``minds controller run`` (``args`` added to its command line) in the background."""
     metrics_address = f"127.0.0.1:{free_port()}"
     env = {
         **os.environ,
@@ -106,7 +112,7 @@ def start_controller(
     log_path = state_dir / f"{name}.log"
     liveness_url = f"http://127.0.0.1:{free_port()}/healthz"
     proc = process.start(
-        controller_argv(liveness_url, via_kopf=via_kopf),
+        controller_argv(liveness_url, via_kopf=via_kopf, args=args),
         pid_file=pid_file,
         log_path=log_path,
         env=env,

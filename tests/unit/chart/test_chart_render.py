@@ -4,6 +4,7 @@ security context the controller needs."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ from minds.adapters.model_endpoints import ModelEndpoints
 from tests.fixtures.helm import CHART, LINT_VALUES, Helm, find
 
 FILES = CHART / "files"
+REPO = CHART.parent.parent
+_YAML_BLOCK = re.compile(r"^```yaml\n(.*?)^```", re.MULTILINE | re.DOTALL)
 KUBE_VERSION = "1.30.0"
 """The chart's kubeVersion floor: every object must be valid there."""
 
@@ -152,6 +155,44 @@ def test_one_controller_replaced_not_rolled(helm: Helm) -> None:
     assert spec["strategy"] == {"type": "Recreate"}
 
 
+SHARD_A = {"name": "team-a", "namespaces": ["payments", "checkout"]}
+SHARD_B = {"name": "team-b", "namespaces": ["search"], "replicas": 3}
+
+
+def test_each_shard_gets_its_deployment_and_its_declaration(helm: Helm) -> None:
+    objects = helm.objects({"shards": [SHARD_A, SHARD_B], "controller.peeringLifetimeSeconds": 30})
+    deployments = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Deployment"}
+    assert set(deployments) == {"minds-controller-team-a", "minds-controller-team-b"}
+    for shard, replicas in (("team-a", 2), ("team-b", 3)):
+        deployment = deployments[f"minds-controller-{shard}"]
+        kubernetes_validate.validate(deployment, KUBE_VERSION, strict=True)
+        spec = deployment["spec"]
+        assert spec["replicas"] == replicas
+        # The shards' Pods must never be each other's: a selector per shard.
+        assert spec["selector"]["matchLabels"]["minds.dev/shard"] == shard
+        assert spec["strategy"]["type"] == "RollingUpdate"
+        container = spec["template"]["spec"]["containers"][0]
+        args = container["args"]
+        assert args[args.index("--shard") + 1] == f"minds-{shard}"
+        assert args[args.index("--peering-lifetime") + 1] == "30"
+        assert "--namespace" not in args
+        pod_id = {e["name"]: e for e in container["env"]}["POD_ID"]
+        assert pod_id["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+    peerings = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ClusterKopfPeering"}
+    assert {n: p["metadata"]["annotations"] for n, p in peerings.items()} == {
+        "minds-team-a": {"minds.dev/namespaces": "payments,checkout"},
+        "minds-team-b": {"minds.dev/namespaces": "search"},
+    }
+
+
+def test_unsharded_there_is_no_peering(helm: Helm) -> None:
+    objects = helm.objects({"watchNamespaces": ["payments"]})
+    assert "ClusterKopfPeering" not in {o["kind"] for o in objects}
+    args = _controller_pod(objects)["containers"][0]["args"]
+    assert args[args.index("--namespace") + 1] == "payments"
+    assert "--shard" not in args
+
+
 def test_probes_hit_the_liveness_endpoint_the_controller_serves(helm: Helm) -> None:
     container = _controller_pod(helm.objects({"controller.livenessPort": 8123}))["containers"][0]
     args = container["args"]
@@ -258,6 +299,17 @@ def test_the_chart_ships_the_generated_crds() -> None:
         ({"podDisruptionBudget.maxUnavailable": 2}, "/podDisruptionBudget/maxUnavailable"),
         ({"database.url.secretName": ""}, "database.url.secretName"),
         ({"database.ownerUrl.secretName": ""}, "database.ownerUrl.secretName"),
+        ({"shards": [{"name": "a", "namespaces": []}]}, "/shards/0/namespaces"),
+        ({"shards": [{"name": "Team A", "namespaces": ["x"]}]}, "/shards/0/name"),
+        (
+            {"shards": [{"name": "a", "namespaces": ["x"]}], "watchNamespaces": ["x"]},
+            "watchNamespaces",
+        ),
+        ({"shards": [SHARD_A, {**SHARD_A, "namespaces": ["y"]}]}, "two shards are named team-a"),
+        (
+            {"shards": [SHARD_A, {"name": "team-b", "namespaces": ["search", "checkout"]}]},
+            "namespace checkout is in shard team-a and in shard team-b",
+        ),
     ],
 )
 def test_bad_values_are_refused_with_the_field_named(
@@ -302,3 +354,24 @@ def test_restricting_egress_keeps_dns(helm: Helm) -> None:
     assert find(open_egress, "NetworkPolicy", "minds-controller")["spec"]["policyTypes"] == [
         "Ingress"
     ]
+
+
+def test_the_documented_shards_are_what_the_chart_and_the_example_give(helm: Helm) -> None:
+    """docs/execution.md, Scaling out: its values render the shards it describes, and the
+    declaration it shows is the example's."""
+    from tests.fixtures.docs import sections
+
+    text = sections(REPO / "docs" / "execution.md")["Scaling out"]
+    declared, values = [yaml.safe_load(b) for b in _YAML_BLOCK.findall(text)]
+    example = list(yaml.safe_load_all((REPO / "examples" / "shards.yaml").read_text()))
+    assert declared == example[0]
+    objects = helm.objects({"shards": values["shards"]})
+    deployments = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Deployment"}
+    assert {n: d["spec"]["replicas"] for n, d in deployments.items()} == {
+        "minds-controller-team-a": 2,
+        "minds-controller-team-b": 2,
+    }
+    peerings = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ClusterKopfPeering"}
+    assert {n: p["metadata"]["annotations"] for n, p in peerings.items()} == {
+        f"minds-{d['metadata']['name']}": d["metadata"]["annotations"] for d in example
+    }
