@@ -25,6 +25,8 @@ __all__ = [
     "LedgerPort",
     "NotFound",
     "ResourcePort",
+    "ResourceReader",
+    "ResourceWriter",
 ]
 
 
@@ -40,7 +42,9 @@ class LedgerPort(Protocol):
     ) -> object: ...
 
 
-class ResourcePort(Protocol):
+class ResourceReader(Protocol):
+    """Reads of the operator's own resources; a watch-fed cache may serve them."""
+
     def get(self, kind: Kind, namespace: str, name: str) -> dict[str, Any]:
         """The object as the API server has it now; raises NotFound."""
         ...
@@ -48,6 +52,10 @@ class ResourcePort(Protocol):
     def list(
         self, kind: Kind, namespace: str, label_selector: str | None = None
     ) -> list[dict[str, Any]]: ...
+
+
+class ResourceWriter(Protocol):
+    """Writes, always to the API server; status writes are conditional."""
 
     def create(self, kind: Kind, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
         """Create; raises AlreadyExists when the name is taken."""
@@ -58,6 +66,10 @@ class ResourcePort(Protocol):
     ) -> dict[str, Any]:
         """Write ``status`` conditionally on ``body``'s resourceVersion; raises Conflict."""
         ...
+
+
+class ResourcePort(ResourceReader, ResourceWriter, Protocol):
+    """Both halves: what a use case that reads and writes is handed."""
 
 
 class EventPort(Protocol):
