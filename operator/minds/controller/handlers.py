@@ -13,12 +13,12 @@ from typing import Any
 
 import kopf
 
-from minds.adapters.kube.people import RELEASE_ANNOTATION
 from minds.controller.settings import ControllerConfig
 from minds.controller.wiring import Wiring, build
 from minds.domain.errors import NotFound
 from minds.domain.resources.common import API_GROUP, API_VERSION
 from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
+from minds.domain.resources.plan import RELEASE_ANNOTATION
 
 PREFIX = API_GROUP
 FINALIZER = f"{API_GROUP}/ledger"

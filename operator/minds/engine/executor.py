@@ -29,7 +29,7 @@ from minds.engine.capability_service import CapabilityService
 from minds.engine.executing import acting, claiming, conclusion, following, recovery
 from minds.engine.executing.context import Deps, read_mind, read_plan
 from minds.engine.planning_service import PlanningService
-from minds.engine.ports import Clock, EventPort, NotFound, ResourcePort
+from minds.engine.ports import Clock, EventPort, ExecutorLedger, NotFound, ResourcePort
 
 #: Transitions one tick applies at most; the rest wait for the next wake-up.
 MAX_TRANSITIONS = 64
@@ -89,7 +89,7 @@ class Executor:
         self,
         *,
         resources: ResourcePort,
-        ledger: Any,
+        ledger: ExecutorLedger,
         events: EventPort,
         capabilities: CapabilityService,
         approvals: ApprovalService,

@@ -16,13 +16,20 @@ from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.approval_service import ApprovalService
 from minds.engine.capability_service import CapabilityService
 from minds.engine.planning_service import PlanningService
-from minds.engine.ports import Clock, Conflict, EventPort, NotFound, ResourcePort
+from minds.engine.ports import (
+    Clock,
+    Conflict,
+    EventPort,
+    ExecutorLedger,
+    NotFound,
+    ResourcePort,
+)
 
 
 @dataclass(frozen=True)
 class Deps:
     resources: ResourcePort
-    ledger: Any
+    ledger: ExecutorLedger
     events: EventPort
     capabilities: CapabilityService
     approvals: ApprovalService

@@ -21,17 +21,15 @@ def plan_event(
 ) -> bool:
     """Append one row about the plan; False when it was already there (the key says so)."""
     meta = body["metadata"]
-    return bool(
-        deps.ledger.append_event(
-            EventRecord(
-                mind=plan.mind or "-",
-                namespace=meta["namespace"],
-                type=type_,
-                subject=SubjectRef(kind=PLAN.kind, name=meta["name"], uid=meta["uid"]),
-                payload={"intention": plan.intention, **payload},
-                occurred_at=deps.clock(),
-                idempotency_key=idempotency_key("plan", meta["uid"], type_, *key),
-            )
+    return deps.ledger.append_event(
+        EventRecord(
+            mind=plan.mind or "-",
+            namespace=meta["namespace"],
+            type=type_,
+            subject=SubjectRef(kind=PLAN.kind, name=meta["name"], uid=meta["uid"]),
+            payload={"intention": plan.intention, **payload},
+            occurred_at=deps.clock(),
+            idempotency_key=idempotency_key("plan", meta["uid"], type_, *key),
         )
     )
 
@@ -42,7 +40,7 @@ def plan_intention(deps: Deps, body: dict[str, Any], plan: Plan) -> IntentionRec
     if plan.intention:
         found = deps.ledger.intention(plan.intention)
         if found is not None:
-            return found  # type: ignore[no-any-return]
+            return found
     now = deps.clock()
     record = IntentionRecord(
         id=plan.intention or intention_id("plan", meta["uid"]),
@@ -55,4 +53,4 @@ def plan_intention(deps: Deps, body: dict[str, Any], plan: Plan) -> IntentionRec
         updated_at=now,
     )
     formed, _ = deps.ledger.form_intention(record)
-    return formed  # type: ignore[no-any-return]
+    return formed

@@ -76,7 +76,7 @@ def recover(
         return write(retry, [])
     found = deps.ledger.execution(step_origin.execution().key())
     if found is not None and found[1] is not None:
-        return _adopt(deps, body, plan, step, state, same, found, now)
+        return _adopt(deps, body, plan, step, state, same, (found[0], found[1]), now)
     spec = deps.registry[step.capability]
     if found is not None:
         # A write-ahead row without an outcome: the action may have happened. Whether a person
