@@ -49,6 +49,8 @@ class _Turn:
     body: dict[str, Any]
     plan: Plan
     step: Step
+    #: The status as read, and as ``settle`` left it (what a claim is computed from).
+    before: PlanResourceStatus
     status: PlanResourceStatus
     work: Work
     now: datetime
@@ -65,10 +67,13 @@ def _recover(deps: Deps, turn: _Turn) -> bool:
 
 
 def _run(deps: Deps, turn: _Turn) -> bool:
-    if claiming.block_over_budget(deps, turn.body, turn.plan, turn.status, turn.step, turn.now):
-        return True
+    blocked = claiming.block_over_budget(
+        deps, turn.body, turn.plan, turn.before, turn.status, turn.step, turn.now
+    )
+    if blocked is not None:
+        return blocked
     assert turn.work.claim is not None
-    claimed = claiming.claim(deps, turn.body, turn.plan, turn.step, turn.work.claim)
+    claimed = claiming.claim(deps, turn.body, turn.plan, turn.step, turn.before, turn.work.claim)
     if claimed is None:
         return False
     written, state = claimed
@@ -134,17 +139,18 @@ class Executor:
                 return TickResult(transitions, None, status.phase)  # inactive minds never act
             now = deps.clock()
             settled = settle(plan, status, now)
-            if settled != status:
-                if claiming.write_settled(deps, body, plan, status, settled):
-                    transitions += 1
-                continue
             work = next_work(
                 plan, settled, now, deps.holder, deps.timeouts, skip=frozenset(followed)
             )
+            if settled != status and work.kind is not WorkKind.RUN:
+                # A claim carries the bookkeeping in its own write; other work reads it back.
+                if claiming.write_settled(deps, body, plan, status, settled):
+                    transitions += 1
+                continue
             if work.kind is WorkKind.NONE:
                 return TickResult(transitions, work.wake_at, settled.phase)
             step = next(s for s in plan.steps if s.key == work.step)
-            turn = _Turn(body, plan, step, settled, work, now, followed)
+            turn = _Turn(body, plan, step, status, settled, work, now, followed)
             if WORK[work.kind](deps, turn):
                 transitions += 1
         return TickResult(transitions, deps.clock(), None)

@@ -61,6 +61,10 @@ class Journal(Protocol):
         """Append once; False when a row with the same idempotency key already exists."""
         ...
 
+    def append_events(self, records: Sequence[EventRecord]) -> list[bool]:
+        """Append all in one transaction (all or none); for each, whether it was new."""
+        ...
+
 
 class Intentions(Protocol):
     """What a mind means to do; each change is written with its event, in one transaction."""

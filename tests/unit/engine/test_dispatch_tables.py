@@ -10,8 +10,9 @@ from minds.engine import executor
 from minds.engine.executing import acting, conclusion, effects, following, outcome
 
 
-def test_every_effect_has_a_handler() -> None:
-    assert set(effects.HANDLERS) == set(EffectKind)
+def test_every_effect_has_one_handler() -> None:
+    assert not set(effects.TOLD) & set(effects.APPLIED)
+    assert set(effects.TOLD) | set(effects.APPLIED) == set(EffectKind)
 
 
 def test_every_step_kind_has_a_handler() -> None:
@@ -27,11 +28,20 @@ def test_an_approval_is_followed_for_each_waiting_status() -> None:
 
 
 def test_finished_steps_are_journalled_and_the_rest_are_not() -> None:
-    assert set(outcome.FINISHED) == {
+    assert set(outcome.ROWS) == {
         StepStatus.COMPLETED,
         StepStatus.SKIPPED,
         StepStatus.FAILED,
         StepStatus.BLOCKED,
+    }
+
+
+def test_events_only_for_what_a_person_reads() -> None:
+    assert set(outcome.NOTICES) == {
+        StepStatus.FAILED,
+        StepStatus.BLOCKED,
+        StepStatus.AWAITING_APPROVAL,
+        StepStatus.AWAITING_GRANT,
     }
 
 

@@ -19,7 +19,7 @@ from minds.domain.resources.plan import PlanResourceStatus
 from minds.domain.volition.reconsideration import MAX_REPLANS
 from minds.engine.conditional import write_status
 from minds.engine.executing.context import Deps
-from minds.engine.executing.journal import plan_event, plan_intention
+from minds.engine.executing.journal import Notice, plan_intention, record
 
 
 def conclude(deps: Deps, body: dict[str, Any], plan: Plan, status: PlanResourceStatus) -> None:
@@ -40,8 +40,8 @@ def _completed(
     now = deps.clock()
     # Nothing of a finished plan waits on a person any more.
     deps.approvals.abandon_plan(meta["namespace"], meta["uid"], "the plan that asked completed")
-    if plan_event(deps, body, plan, "plan_completed", (), {"progress": status.progress}):
-        deps.events.post(body, type_="Normal", reason="Completed", message="plan completed")
+    completed = Notice("Normal", "Completed", "plan completed")
+    record(deps, body, plan, "plan_completed", (), {"progress": status.progress}, completed)
     done = [s.key for s in status.steps if s.status is StepStatus.COMPLETED]
     if done:  # a plan whose every step was skipped did nothing to remember
         _remember(deps, body, plan, intention, done)
@@ -98,8 +98,8 @@ def _failed(
 ) -> None:
     failed = [s for s in status.steps if s.status is StepStatus.FAILED]
     reason = "; ".join(f"{s.key}: {s.reason}" for s in failed)[:2000] or "a step failed"
-    if plan_event(deps, body, plan, "plan_failed", (), {"progress": status.progress}):
-        deps.events.post(body, type_="Warning", reason="Failed", message=reason)
+    failed_notice = Notice("Warning", "Failed", reason)
+    record(deps, body, plan, "plan_failed", (), {"progress": status.progress}, failed_notice)
     if intention.status in (IntentionStatus.FULFILLED, IntentionStatus.ABANDONED):
         return
     replan(deps, body, plan, intention, reason)
@@ -188,7 +188,7 @@ def replan(
         failed_strategies=failed,
         at=now,
     )
-    plan_event(deps, body, plan, "plan_reconsidered", (), {"reason": reason, "trigger": "failed"})
+    record(deps, body, plan, "plan_reconsidered", (), {"reason": reason, "trigger": "failed"})
     planned = deps.planning.plan(intention, revision=plan.revision + 1, supersedes=meta["name"])
     new_name = planned.plan_name
 
@@ -208,13 +208,13 @@ def replan(
         )
         return None
     deps.ledger.update_intention(intention.id, plan=new_name, at=now)
-    plan_event(
+    record(
         deps,
         body,
         plan,
         "plan_replanned",
         (),
         {"from": meta["name"], "to": new_name, "reason": reason},
+        Notice("Normal", "Replanned", f"superseded by {new_name}"),
     )
-    deps.events.post(body, type_="Normal", reason="Replanned", message=f"superseded by {new_name}")
     return new_name

@@ -1,7 +1,8 @@
 """What a step's outcome means beyond the Plan: predictions, intentions, notes for people.
 
-One handler per ``EffectKind``; the table is the whole vocabulary, so an effect the domain
-adds without a handler here fails loudly (``test_every_effect_has_a_handler``).
+One handler per ``EffectKind``, in one of two tables: ``TOLD`` (rows of the plan, journalled in
+the transition's one transaction) and ``APPLIED`` (changes of the ledger's current state).
+Together they are the whole vocabulary (``test_every_effect_has_one_handler``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from minds.domain.intentions import (
 )
 from minds.domain.planning.model import Plan
 from minds.engine.executing.context import Deps
-from minds.engine.executing.journal import plan_event, plan_intention
+from minds.engine.executing.journal import Entry, Notice, plan_intention, plan_row
 
 
 @dataclass(frozen=True)
@@ -112,30 +113,28 @@ def _fulfil_subordinates(s: Scene, effect: Effect) -> None:
             )
 
 
-def _record_observation(s: Scene, effect: Effect) -> None:
-    plan_event(
-        s.deps,
-        s.body,
-        s.plan,
-        "observation_recorded",
-        (effect.step,),
-        {"step": effect.step, "observation": effect.reason},
+def _observation_row(deps: Deps, body: dict[str, Any], plan: Plan, effect: Effect) -> Entry:
+    payload = {"step": effect.step, "observation": effect.reason}
+    return Entry(plan_row(deps, body, plan, "observation_recorded", (effect.step,), payload))
+
+
+def _escalation_row(deps: Deps, body: dict[str, Any], plan: Plan, effect: Effect) -> Entry:
+    payload = {"step": effect.step, "note": effect.reason}
+    return Entry(
+        plan_row(deps, body, plan, "operator_notified", (effect.step,), payload),
+        Notice("Warning", "Escalated", effect.reason),
+        once=True,
     )
 
 
-def _notify_operator(s: Scene, effect: Effect) -> None:
-    if plan_event(
-        s.deps,
-        s.body,
-        s.plan,
-        "operator_notified",
-        (effect.step,),
-        {"step": effect.step, "note": effect.reason},
-    ):
-        s.deps.events.post(s.body, type_="Warning", reason="Escalated", message=effect.reason)
+#: Effects that are ledger rows of the plan: journalled with the transition's own rows.
+TOLD: dict[EffectKind, Callable[[Deps, dict[str, Any], Plan, Effect], Entry]] = {
+    EffectKind.RECORD_OBSERVATION: _observation_row,
+    EffectKind.NOTIFY_OPERATOR: _escalation_row,
+}
 
-
-HANDLERS: dict[EffectKind, Callable[[Scene, Effect], None]] = {
+#: Effects on the ledger's current state (each written with its event by the ledger itself).
+APPLIED: dict[EffectKind, Callable[[Scene, Effect], None]] = {
     EffectKind.OPEN_PREDICTION: _open_prediction,
     EffectKind.CONFIRM_PREDICTION: _resolve_prediction(PredictionStatus.CONFIRMED),
     EffectKind.REFUTE_PREDICTION: _resolve_prediction(PredictionStatus.REFUTED),
@@ -147,13 +146,19 @@ HANDLERS: dict[EffectKind, Callable[[Scene, Effect], None]] = {
     EffectKind.FULFIL_INTENTION: _move_intention(IntentionStatus.FULFILLED),
     EffectKind.FORM_SUBORDINATE: _form_subordinate,
     EffectKind.FULFIL_SUBORDINATE: _fulfil_subordinates,
-    EffectKind.RECORD_OBSERVATION: _record_observation,
-    EffectKind.NOTIFY_OPERATOR: _notify_operator,
 }
 
 
+def told(deps: Deps, body: dict[str, Any], plan: Plan, effects: list[Effect]) -> list[Entry]:
+    """The rows (and notices) among ``effects``, to be journalled with the transition."""
+    return [TOLD[e.kind](deps, body, plan, e) for e in effects if e.kind in TOLD]
+
+
 def apply_effects(deps: Deps, body: dict[str, Any], plan: Plan, effects: list[Effect]) -> None:
+    """Apply the effects on the ledger's state (the rows among them are ``told``)."""
     for effect in effects:
+        if effect.kind in TOLD:
+            continue
         # The intention is looked up per effect, as before: an effect may have just moved it.
         scene = Scene(deps, body, plan, plan_intention(deps, body, plan), deps.clock())
-        HANDLERS[effect.kind](scene, effect)
+        APPLIED[effect.kind](scene, effect)

@@ -1,12 +1,13 @@
 """Writing a step's new state: conditionally on the step being as we left it, then its rows.
 
-The status write comes first and decides: only the executor whose write landed records the
-step's ledger row, posts what a person reads and applies the effects.
+The status write comes first and decides: only the executor whose write landed journals the
+step's rows (its own and its effects', in one transaction), posts what a person reads and
+applies the effects on the ledger's state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from minds.domain.execution.adopt import Effect
@@ -16,18 +17,35 @@ from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.conditional import write_status
 from minds.engine.executing.context import Deps
-from minds.engine.executing.effects import apply_effects
-from minds.engine.executing.journal import plan_event
+from minds.engine.executing.effects import apply_effects, told
+from minds.engine.executing.journal import Entry, Notice, plan_row, tell
 
 Expect = Callable[[StepState], bool]
 Adjust = Callable[[PlanResourceStatus], PlanResourceStatus]
 
-#: A step that came to rest: its ledger row, and how the Kubernetes Event about it reads.
-FINISHED: dict[StepStatus, tuple[str, str]] = {
-    StepStatus.COMPLETED: ("plan_step_completed", "Normal"),
-    StepStatus.SKIPPED: ("plan_step_skipped", "Normal"),
-    StepStatus.FAILED: ("plan_step_failed", "Warning"),
-    StepStatus.BLOCKED: ("plan_step_blocked", "Warning"),
+#: A step that came to rest: the ledger row that says so.
+ROWS: dict[StepStatus, str] = {
+    StepStatus.COMPLETED: "plan_step_completed",
+    StepStatus.SKIPPED: "plan_step_skipped",
+    StepStatus.FAILED: "plan_step_failed",
+    StepStatus.BLOCKED: "plan_step_blocked",
+}
+
+#: What a person reads in ``kubectl describe plan``: a step that needs them or went wrong.
+#: A step that started or completed is in the status and the ledger, not in Events.
+NOTICES: dict[StepStatus, Callable[[StepState], Notice]] = {
+    StepStatus.FAILED: lambda s: Notice(
+        "Warning", "step_failed", f"{s.key}: {s.reason or 'failed'}"
+    ),
+    StepStatus.BLOCKED: lambda s: Notice(
+        "Warning", "step_blocked", f"{s.key}: {s.reason or 'blocked'}"
+    ),
+    StepStatus.AWAITING_APPROVAL: lambda s: Notice(
+        "Normal", "AwaitingApproval", f"{s.key}: waiting for approval {s.approval_ref}"
+    ),
+    StepStatus.AWAITING_GRANT: lambda s: Notice(
+        "Normal", "AwaitingGrant", f"{s.key}: waiting for grant request {s.approval_ref}"
+    ),
 }
 
 
@@ -71,33 +89,38 @@ def apply_step(
 
     written, ok = write_status(deps.resources, PLAN, meta["namespace"], meta["name"], compute)
     if ok and written is not None:
-        _after_step(deps, written, plan, new, effects)
+        after_step(deps, written, plan, new, effects)
     return ok
 
 
-def _after_step(
-    deps: Deps, body: dict[str, Any], plan: Plan, new: StepState, effects: list[Effect]
+def step_entry(deps: Deps, body: dict[str, Any], plan: Plan, new: StepState) -> Entry | None:
+    """What the step's new state tells, if anything."""
+    type_ = ROWS.get(new.status)
+    notice = NOTICES.get(new.status)
+    if type_ is None and notice is None:
+        return None
+    row = None
+    if type_ is not None:
+        payload = {
+            "step": new.key,
+            "reason": new.reason,
+            "observation": new.observation.to_k8s() if new.observation else None,
+        }
+        row = plan_row(deps, body, plan, type_, (new.key, str(new.attempts)), payload)
+    return Entry(row, notice(new) if notice is not None else None)
+
+
+def after_step(
+    deps: Deps,
+    body: dict[str, Any],
+    plan: Plan,
+    new: StepState,
+    effects: list[Effect],
+    also: Sequence[Entry] = (),
 ) -> None:
-    finished = FINISHED.get(new.status)
-    if finished is not None:
-        type_, severity = finished
-        plan_event(
-            deps,
-            body,
-            plan,
-            type_,
-            (new.key, str(new.attempts)),
-            {
-                "step": new.key,
-                "reason": new.reason,
-                "observation": new.observation.to_k8s() if new.observation else None,
-            },
-        )
-        fallback = "done" if severity == "Normal" else new.status.value
-        deps.events.post(
-            body,
-            type_=severity,
-            reason=type_.removeprefix("plan_"),
-            message=f"{new.key}: {new.reason or fallback}",
-        )
+    """The write landed: journal what it tells (with ``also``, the rows of whatever else the
+    same write carried) in one transaction, then apply the effects."""
+    own = step_entry(deps, body, plan, new)
+    mine = [own] if own is not None else []
+    tell(deps, body, [*also, *mine, *told(deps, body, plan, effects)])
     apply_effects(deps, body, plan, effects)

@@ -22,7 +22,7 @@ from minds.domain.resources.kinds import APPROVAL
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.executing.acting import origin
 from minds.engine.executing.context import Deps, read_plan
-from minds.engine.executing.journal import plan_event, plan_intention
+from minds.engine.executing.journal import Notice, plan_intention, record
 from minds.engine.executing.outcome import Expect, apply_step
 from minds.engine.ports import NotFound
 
@@ -151,16 +151,14 @@ def release(deps: Deps, namespace: str, name: str, key: str, by: str) -> bool:
         deps, body, plan, key, lambda s: s.status is StepStatus.BLOCKED, released, [], reopen
     )
     if ok:
-        plan_event(
+        record(
             deps,
             body,
             plan,
             "plan_step_released",
             (key, str(state.attempts), by),
             {"step": key, "by": by},
-        )
-        deps.events.post(
-            body, type_="Normal", reason="Released", message=f"{key}: released by {by}"
+            Notice("Normal", "Released", f"{key}: released by {by}"),
         )
         intention = plan_intention(deps, body, plan)
         deps.ledger.transition_intention(
