@@ -15,7 +15,6 @@ from typing import Any
 
 import kopf
 
-from minds.adapters.kube.people import RELEASE_ANNOTATION
 from minds.controller.scheduling import FINISHED, Finished, Scheduler
 from minds.controller.settings import ControllerConfig
 from minds.controller.wiring import Wiring, build
@@ -23,6 +22,7 @@ from minds.controller.workers import WORKERS
 from minds.domain.errors import NotFound, Refused
 from minds.domain.resources.common import API_GROUP, API_VERSION
 from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
+from minds.domain.resources.plan import RELEASE_ANNOTATION
 
 PREFIX = API_GROUP
 FINALIZER = f"{API_GROUP}/ledger"

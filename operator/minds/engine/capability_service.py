@@ -28,7 +28,6 @@ from typing import Any, Protocol
 
 from pydantic import JsonValue, ValidationError
 
-from minds.adapters.drivers.base import DriverResult
 from minds.domain.approvals import DEFAULT_TTL, approval_name, label_value
 from minds.domain.base import Model
 from minds.domain.capabilities.authority import (
@@ -40,6 +39,7 @@ from minds.domain.capabilities.authority import (
 )
 from minds.domain.capabilities.policy import GrantView
 from minds.domain.capabilities.registry import CapabilityRegistry
+from minds.domain.capabilities.results import DriverResult
 from minds.domain.executions import (
     ExecutionOrigin,
     ExecutionOutcome,

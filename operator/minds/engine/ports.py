@@ -7,24 +7,38 @@ real adapters.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
+from pydantic import JsonValue
+
+from minds.domain.beliefs import BeliefRecord, PredictionRecord, PredictionStatus
 from minds.domain.errors import AlreadyExists, Conflict, NotFound
+from minds.domain.executions import ExecutionOutcome, ExecutionRecord
+from minds.domain.intentions import IntentionRecord, IntentionStatus, Unset
 from minds.domain.ledger import EventRecord, MindRecord
+from minds.domain.procedures import ProceduralMemory
 from minds.domain.resources.kinds import Kind
 
 Clock = Callable[[], datetime]
 
 __all__ = [
     "AlreadyExists",
+    "Beliefs",
     "Clock",
     "Conflict",
     "EventPort",
+    "Executions",
+    "ExecutorLedger",
+    "Intentions",
+    "Journal",
     "LedgerPort",
     "NotFound",
+    "Procedures",
     "ResourcePort",
+    "ResourceReader",
+    "ResourceWriter",
 ]
 
 
@@ -40,7 +54,92 @@ class LedgerPort(Protocol):
     ) -> object: ...
 
 
-class ResourcePort(Protocol):
+class Journal(Protocol):
+    """Append-only rows about what happened."""
+
+    def append_event(self, record: EventRecord) -> bool:
+        """Append once; False when a row with the same idempotency key already exists."""
+        ...
+
+    def append_events(self, records: Sequence[EventRecord]) -> list[bool]:
+        """Append all in one transaction (all or none); for each, whether it was new."""
+        ...
+
+
+class Intentions(Protocol):
+    """What a mind means to do; each change is written with its event, in one transaction."""
+
+    def intention(self, intention_id: str) -> IntentionRecord | None: ...
+
+    def form_intention(self, record: IntentionRecord) -> tuple[IntentionRecord, bool]:
+        """Form it, or return the one with its id and False."""
+        ...
+
+    def transition_intention(
+        self, intention_id: str, status: IntentionStatus, reason: str | None, at: datetime
+    ) -> IntentionRecord | None:
+        """None when the move is not allowed from the current (final) status."""
+        ...
+
+    def update_intention(
+        self,
+        intention_id: str,
+        *,
+        plan: str | Unset | None = ...,
+        replans: int | Unset = ...,
+        failed_strategies: Sequence[str] | Unset = ...,
+        at: datetime,
+    ) -> IntentionRecord: ...
+
+    def intentions(
+        self,
+        *,
+        namespace: str | None = None,
+        mind: str | None = None,
+        status: IntentionStatus | None = None,
+        parent_id: str | None = None,
+    ) -> list[IntentionRecord]: ...
+
+
+class Beliefs(Protocol):
+    """What a mind believes, and the predictions that test it."""
+
+    def upsert_belief(
+        self, namespace: str, mind: str, statement: str, confidence: float, at: datetime
+    ) -> BeliefRecord: ...
+
+    def open_prediction(self, record: PredictionRecord) -> tuple[PredictionRecord, bool]: ...
+
+    def resolve_prediction(
+        self,
+        prediction_id: str,
+        status: PredictionStatus,
+        at: datetime,
+        observation: Mapping[str, JsonValue] | None,
+    ) -> PredictionRecord | None:
+        """None when it was no longer open (resolved before, by us or another)."""
+        ...
+
+
+class Procedures(Protocol):
+    def store_procedure(self, memory: ProceduralMemory) -> bool: ...
+
+
+class Executions(Protocol):
+    """Write-ahead rows of actions, read back when recovering one."""
+
+    def execution(
+        self, origin_key: str
+    ) -> tuple[ExecutionRecord, ExecutionOutcome | None] | None: ...
+
+
+class ExecutorLedger(Journal, Intentions, Beliefs, Procedures, Executions, Protocol):
+    """Every role of the ledger the executor plays a part in."""
+
+
+class ResourceReader(Protocol):
+    """Reads of the operator's own resources; a watch-fed cache may serve them."""
+
     def get(self, kind: Kind, namespace: str, name: str) -> dict[str, Any]:
         """The object as the API server has it now; raises NotFound."""
         ...
@@ -48,6 +147,10 @@ class ResourcePort(Protocol):
     def list(
         self, kind: Kind, namespace: str, label_selector: str | None = None
     ) -> list[dict[str, Any]]: ...
+
+
+class ResourceWriter(Protocol):
+    """Writes, always to the API server; status writes are conditional."""
 
     def create(self, kind: Kind, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
         """Create; raises AlreadyExists when the name is taken."""
@@ -63,6 +166,10 @@ class ResourcePort(Protocol):
         """Delete the object if it is still this incarnation (``uid``); raises Conflict when
         the name now holds another one. Deleting what is gone is not an error."""
         ...
+
+
+class ResourcePort(ResourceReader, ResourceWriter, Protocol):
+    """Both halves: what a use case that reads and writes is handed."""
 
 
 class EventPort(Protocol):

@@ -13,12 +13,12 @@ from minds.adapters.drivers.base import (
     OUTPUT_LIMIT_BYTES,
     Driver,
     DriverContractError,
-    DriverResult,
     Drivers,
 )
 from minds.adapters.drivers.browser import BrowserDriver
 from minds.adapters.drivers.host import HostDriver
 from minds.adapters.drivers.kubernetes import RESTART_SUMMARY, KubernetesDriver, WorkloadState
+from minds.domain.capabilities.results import DriverResult
 
 __all__ = [
     "FIELD_TEXT_LIMIT",

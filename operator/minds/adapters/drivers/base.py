@@ -17,69 +17,20 @@ fill the ledger.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Final, Protocol, runtime_checkable
 
 from pydantic import JsonValue
 
 from minds.domain.base import Model
 from minds.domain.capabilities.registry import REGISTRY, CapabilitySpec, ObservationType
+from minds.domain.capabilities.results import DriverResult, FieldValue
 
 OUTPUT_LIMIT_BYTES: Final = 64 * 1024
 """The largest `output` a result may carry, as compact UTF-8 JSON."""
 
 FIELD_TEXT_LIMIT: Final = 8 * 1024
 """The longest text one observation field may carry (characters)."""
-
-FieldValue = bool | int | float | str
-
-
-class DriverResult(Model):
-    """What one invocation of a capability found or did.
-
-    `ok` says whether the driver did what was asked (a read was made, a request accepted),
-    never whether the world is healthy: a restart that was accepted is `ok` with the summary
-    "restart requested (health not yet verified)". `fields` are the registry's observation
-    fields for read-only capabilities; `output` is the bounded detail; `truncated` says some of
-    it was cut.
-    """
-
-    ok: bool
-    summary: str
-    fields: dict[str, FieldValue] = {}
-    output: JsonValue = None
-    error: str | None = None
-    truncated: bool = False
-
-    @classmethod
-    def success(
-        cls,
-        summary: str,
-        *,
-        fields: Mapping[str, FieldValue] | None = None,
-        output: JsonValue = None,
-        truncated: bool = False,
-    ) -> DriverResult:
-        return cls(
-            ok=True, summary=summary, fields=dict(fields or {}), output=output, truncated=truncated
-        )
-
-    @classmethod
-    def failure(
-        cls,
-        error: str,
-        *,
-        summary: str | None = None,
-        fields: Mapping[str, FieldValue] | None = None,
-        output: JsonValue = None,
-    ) -> DriverResult:
-        return cls(
-            ok=False,
-            summary=summary or error,
-            fields=dict(fields or {}),
-            output=output,
-            error=error,
-        )
 
 
 @runtime_checkable

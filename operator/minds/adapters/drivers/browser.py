@@ -28,7 +28,6 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 
 import httpx
 
-from minds.adapters.drivers.base import DriverResult
 from minds.adapters.drivers.ssrf import (
     AllowList,
     Guard,
@@ -43,6 +42,7 @@ from minds.domain.capabilities.registry import (
     BrowserReadParameters,
     UrlParameters,
 )
+from minds.domain.capabilities.results import DriverResult
 
 NAVIGATE: Final = "browser.navigate"
 READ: Final = "browser.read"

@@ -13,10 +13,10 @@ from typing import Final, cast
 import psutil
 from pydantic import JsonValue
 
-from minds.adapters.drivers.base import DriverResult
 from minds.adapters.drivers.masking import mask_command
 from minds.domain.base import Model
 from minds.domain.capabilities.registry import DiskUsageParameters, ProcessListParameters
+from minds.domain.capabilities.results import DriverResult
 
 DISK: Final = "host.disk.usage"
 MEMORY: Final = "host.memory.status"

@@ -42,7 +42,6 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from pydantic import JsonValue
 
-from minds.adapters.drivers.base import DriverResult
 from minds.adapters.drivers.masking import LineMasker, MaskCounts, mask_line, merge_counts
 from minds.domain.base import Model
 from minds.domain.capabilities.registry import (
@@ -50,6 +49,7 @@ from minds.domain.capabilities.registry import (
     WorkloadKind,
     WorkloadParameters,
 )
+from minds.domain.capabilities.results import DriverResult
 
 STATUS: Final = "service.status"
 RESTART: Final = "service.restart"

@@ -13,6 +13,7 @@ from kubernetes.client.exceptions import ApiException
 
 from minds.adapters.kube.client import server_message
 from minds.domain.resources.kinds import APPROVAL
+from minds.domain.resources.plan import RELEASE_ANNOTATION
 
 
 class DecisionRefused(RuntimeError):
@@ -50,9 +51,6 @@ def decide(
         )
     except ApiException as exc:
         raise DecisionRefused(server_message(exc)) from exc
-
-
-RELEASE_ANNOTATION = f"{APPROVAL.group}/release"
 
 
 def request_release(api: client.ApiClient, namespace: str, plan: str, step: str, by: str) -> None:

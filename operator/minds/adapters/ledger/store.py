@@ -14,7 +14,7 @@ The API is synchronous; async callers run it in a thread (`asyncio.to_thread`).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from types import TracebackType
@@ -213,6 +213,13 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
         """Append one event; True if a row was written, False if its key was already there."""
         with self.session() as session:
             return insert_event(session, record)
+
+    def append_events(self, records: Sequence[EventRecord]) -> list[bool]:
+        """Append every record in one transaction: all are there afterwards, or none is (a
+        failure rolls back the rows before it). For each, True if it was written, False if
+        its key was already there."""
+        with self.session() as session:
+            return [insert_event(session, record) for record in records]
 
     def events(
         self,

@@ -7,9 +7,14 @@ from typing import Annotated
 from pydantic import Field
 
 from minds.domain.planning.model import Budget, Plan, PlanStatusBlock, ResourceUse
+from minds.domain.resources.common import API_GROUP
 
 #: The spec of a Plan resource is the plan itself: one model, rendered both ways.
 PlanSpec = Plan
+
+#: A person asks for a blocked step to run again by setting this annotation on the Plan to
+#: ``<step>:<who>``; the controller releases the step and removes the annotation.
+RELEASE_ANNOTATION = f"{API_GROUP}/release"
 
 
 class PlanResourceStatus(PlanStatusBlock):

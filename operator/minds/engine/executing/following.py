@@ -1,0 +1,196 @@
+"""A step waiting on an Approval: look at it, and act only if it authorises this very step.
+
+The executor alone runs an approved action, under its own claim and lease, with the step's
+origin key: a handler, a timer and a second controller looking at the same Approval still
+yield one execution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from minds.domain.approvals import Asker, Ruling, Verdict, authorises
+from minds.domain.execution.adopt import after_act, after_approval
+from minds.domain.execution.machine import claim_approved, states
+from minds.domain.planning.model import Plan, Step, StepKind, StepState, StepStatus
+from minds.domain.resources.approval import ApprovalKind, ApprovalSpec
+from minds.domain.resources.kinds import PLAN
+from minds.domain.resources.plan import PlanResourceStatus
+from minds.engine.capability_service import InvocationOutcome, OutcomeKind
+from minds.engine.executing.acting import acted, invocation
+from minds.engine.executing.context import Deps
+from minds.engine.executing.outcome import apply_step, leased_to
+from minds.engine.ports import NotFound
+
+#: How a step reads an Approval that will never let it act (see ``after_approval``).
+REFUSED = {
+    Verdict.DENIED: "Denied",
+    Verdict.EXPIRED: "Expired",
+    Verdict.WITHDRAWN: "Withdrawn",
+    Verdict.NOT_OURS: "Withdrawn",
+}
+
+Approved = Callable[[Deps, dict[str, Any], Plan, Step, StepState, dict[str, Any], datetime], bool]
+
+
+def _asker(deps: Deps, body: dict[str, Any], step: Step, state: StepState) -> Asker | None:
+    """The step as the Plan says it, which its Approval must match exactly."""
+    common = {"plan_uid": body["metadata"]["uid"], "step": step.key, "attempt": state.attempts}
+    if step.kind is StepKind.REQUEST_CAPABILITY:
+        assert step.request is not None
+        return Asker(
+            kind=ApprovalKind.GRANT,
+            capability=step.request.capability,
+            target=step.request.target_pattern,
+            **common,
+        )
+    spec = deps.registry.get(step.capability or "")
+    if spec is None:
+        return None
+    try:
+        target = spec.target_of(spec.parse(step.parameters))
+    except ValidationError:
+        return None
+    return Asker(kind=ApprovalKind.ACTION, capability=spec.name, target=target, **common)
+
+
+def follow(
+    deps: Deps,
+    body: dict[str, Any],
+    plan: Plan,
+    step: Step,
+    status: PlanResourceStatus,
+    now: datetime,
+) -> bool:
+    """Look at the Approval a step waits on; act if it authorises the step now."""
+    state = states(status)[step.key]
+    name = state.approval_ref
+    if not name:
+        return False
+    waiting = state.status
+
+    def same(current: StepState) -> bool:
+        return current.status is waiting and current.approval_ref == name
+
+    try:
+        approval = deps.approvals.reconcile(body["metadata"]["namespace"], name, owner_checked=True)
+    except NotFound:
+        gone = state.model_copy(
+            update={
+                "status": StepStatus.FAILED,
+                "lease": None,
+                "finished_at": now,
+                "reason": f"approval {name} disappeared",
+            }
+        )
+        return apply_step(deps, body, plan, step.key, same, gone, [])
+    spec = ApprovalSpec.model_validate(approval["spec"])
+    asker = _asker(deps, body, step, state)
+    if asker is None:
+        ruling = Ruling(Verdict.NOT_OURS, "the step names no target an approval could cover")
+    else:
+        owners = [
+            ref.get("uid", "")
+            for ref in approval["metadata"].get("ownerReferences") or []
+            if ref.get("kind") == PLAN.kind
+        ]
+        recorded = deps.approvals.recorded(approval["metadata"]["uid"])
+        ruling = authorises(spec, owners, asker, recorded, now)
+    if ruling.verdict is Verdict.WAIT:
+        return False
+    if ruling.verdict is Verdict.ACT:
+        return APPROVED[waiting](deps, body, plan, step, state, approval, now)
+    found = after_approval(step, state, REFUSED[ruling.verdict], ruling.reason, now, None)
+    assert found is not None
+    return apply_step(deps, body, plan, step.key, same, found[0], found[1])
+
+
+def _grant_approved(
+    deps: Deps,
+    body: dict[str, Any],
+    plan: Plan,
+    step: Step,
+    state: StepState,
+    approval: dict[str, Any],
+    now: datetime,
+) -> bool:
+    """A grant is authority, not an action on the world: creating it is idempotent (named after
+    the Approval), so it needs no claim; it is still the executor's to do, under the same rules,
+    so no grant is ever made for a plan that is gone."""
+    namespace, name = body["metadata"]["namespace"], approval["metadata"]["name"]
+    spec = ApprovalSpec.model_validate(approval["spec"])
+    outcome = deps.capabilities.create_approved_grant(namespace, name, spec)
+    if outcome.kind is OutcomeKind.DENIED:
+        new, effects = after_act(step, state, acted(outcome), now)
+    else:
+        found = after_approval(step, state, "Executed", "", now, None)
+        assert found is not None
+        new, effects = found
+    ok = apply_step(
+        deps,
+        body,
+        plan,
+        step.key,
+        lambda s: s.status is state.status and s.approval_ref == name,
+        new,
+        effects,
+    )
+    settle_approval(deps, namespace, name, outcome)
+    return ok
+
+
+def _act_approved(
+    deps: Deps,
+    body: dict[str, Any],
+    plan: Plan,
+    step: Step,
+    state: StepState,
+    approval: dict[str, Any],
+    now: datetime,
+) -> bool:
+    """The approved action, run by the executor alone: first a claim with a lease (two
+    controllers, or a handler and a daemon, never both get past it), then the step's own
+    invocation under the step's origin key (the write-ahead row makes it at most once)."""
+    meta = approval["metadata"]
+    namespace, name = body["metadata"]["namespace"], meta["name"]
+    claimed = claim_approved(step, state, now, deps.holder, deps.timeouts, plan)
+    if not apply_step(
+        deps,
+        body,
+        plan,
+        step.key,
+        lambda s: s.status is StepStatus.AWAITING_APPROVAL and s.approval_ref == name,
+        claimed,
+        [],
+    ):
+        return False
+    spec = ApprovalSpec.model_validate(approval["spec"])
+    outcome = deps.capabilities.execute_approved(
+        invocation(body, plan, step, state.attempts), name, meta["uid"], spec.decided_by
+    )
+    found = after_approval(step, claimed, "Executed", "", deps.clock(), acted(outcome))
+    assert found is not None
+    mine = leased_to(deps.holder, state.attempts)
+    apply_step(deps, body, plan, step.key, mine, found[0], found[1])
+    settle_approval(deps, namespace, name, outcome)
+    return True
+
+
+#: Who acts on an Approval that authorises the step, by what the step waits for.
+APPROVED: dict[StepStatus, Approved] = {
+    StepStatus.AWAITING_GRANT: _grant_approved,
+    StepStatus.AWAITING_APPROVAL: _act_approved,
+}
+
+
+def settle_approval(deps: Deps, namespace: str, name: str, outcome: InvocationOutcome) -> None:
+    """The Approval's status and the ledger say what the executor did with it."""
+    if outcome.kind is OutcomeKind.DENIED:
+        deps.approvals.not_executed(namespace, name, outcome.reason)
+        return
+    execution = str(outcome.execution_id or outcome.approval or "")
+    deps.approvals.executed(namespace, name, execution, f"{outcome.kind.value}: {outcome.reason}")

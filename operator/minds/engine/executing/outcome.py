@@ -1,0 +1,126 @@
+"""Writing a step's new state: conditionally on the step being as we left it, then its rows.
+
+The status write comes first and decides: only the executor whose write landed journals the
+step's rows (its own and its effects', in one transaction), posts what a person reads and
+applies the effects on the ledger's state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from minds.domain.execution.adopt import Effect
+from minds.domain.execution.machine import states, summarise, with_step
+from minds.domain.planning.model import Plan, StepState, StepStatus
+from minds.domain.resources.kinds import PLAN
+from minds.domain.resources.plan import PlanResourceStatus
+from minds.engine.conditional import write_status
+from minds.engine.executing.context import Deps
+from minds.engine.executing.effects import apply_effects, told
+from minds.engine.executing.journal import Entry, Notice, plan_row, tell
+
+Expect = Callable[[StepState], bool]
+Adjust = Callable[[PlanResourceStatus], PlanResourceStatus]
+
+#: A step that came to rest: the ledger row that says so.
+ROWS: dict[StepStatus, str] = {
+    StepStatus.COMPLETED: "plan_step_completed",
+    StepStatus.SKIPPED: "plan_step_skipped",
+    StepStatus.FAILED: "plan_step_failed",
+    StepStatus.BLOCKED: "plan_step_blocked",
+}
+
+#: What a person reads in ``kubectl describe plan``: a step that needs them or went wrong.
+#: A step that started or completed is in the status and the ledger, not in Events.
+NOTICES: dict[StepStatus, Callable[[StepState], Notice]] = {
+    StepStatus.FAILED: lambda s: Notice(
+        "Warning", "step_failed", f"{s.key}: {s.reason or 'failed'}"
+    ),
+    StepStatus.BLOCKED: lambda s: Notice(
+        "Warning", "step_blocked", f"{s.key}: {s.reason or 'blocked'}"
+    ),
+    StepStatus.AWAITING_APPROVAL: lambda s: Notice(
+        "Normal", "AwaitingApproval", f"{s.key}: waiting for approval {s.approval_ref}"
+    ),
+    StepStatus.AWAITING_GRANT: lambda s: Notice(
+        "Normal", "AwaitingGrant", f"{s.key}: waiting for grant request {s.approval_ref}"
+    ),
+}
+
+
+def leased_to(holder: str, attempts: int) -> Expect:
+    """The step is still executing under our claim, for the attempt we claimed: only then may
+    what we did be written back."""
+
+    def mine(current: StepState) -> bool:
+        return (
+            current.status is StepStatus.EXECUTING
+            and current.lease is not None
+            and current.lease.holder == holder
+            and current.attempts == attempts
+        )
+
+    return mine
+
+
+def apply_step(
+    deps: Deps,
+    body: dict[str, Any],
+    plan: Plan,
+    key: str,
+    expect: Expect,
+    new: StepState,
+    effects: list[Effect],
+    adjust: Adjust | None = None,
+) -> bool:
+    """Write one step's new state if the step is still as we left it; then its effects."""
+    meta = body["metadata"]
+
+    def compute(fresh: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
+        status = PlanResourceStatus.model_validate(fresh.get("status") or {})
+        current = states(status).get(key)
+        if current is None or not expect(current):
+            return None, False
+        updated = with_step(status, new)
+        if adjust is not None:
+            updated = adjust(updated)
+        return summarise(plan, updated).to_k8s(), True
+
+    written, ok = write_status(deps.resources, PLAN, meta["namespace"], meta["name"], compute)
+    if ok and written is not None:
+        after_step(deps, written, plan, new, effects)
+    return ok
+
+
+def step_entry(deps: Deps, body: dict[str, Any], plan: Plan, new: StepState) -> Entry | None:
+    """What the step's new state tells, if anything."""
+    type_ = ROWS.get(new.status)
+    notice = NOTICES.get(new.status)
+    if type_ is None and notice is None:
+        return None
+    row = None
+    if type_ is not None:
+        payload = {
+            "step": new.key,
+            "reason": new.reason,
+            "observation": new.observation.to_k8s() if new.observation else None,
+        }
+        row = plan_row(deps, body, plan, type_, (new.key, str(new.attempts)), payload)
+    return Entry(row, notice(new) if notice is not None else None)
+
+
+def after_step(
+    deps: Deps,
+    body: dict[str, Any],
+    plan: Plan,
+    new: StepState,
+    effects: list[Effect],
+    also: Sequence[Entry] = (),
+) -> None:
+    """The write landed: journal what it tells (with ``also``, the rows of whatever else the
+    same write carried) in one transaction, then apply the effects."""
+    own = step_entry(deps, body, plan, new)
+    mine = [own] if own is not None else []
+    tell(deps, body, [*also, *mine, *told(deps, body, plan, effects)])
+    apply_effects(deps, body, plan, effects)

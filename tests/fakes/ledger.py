@@ -1,0 +1,260 @@
+"""The ledger's roles in memory: the journal, executions, intentions, beliefs, procedures.
+
+Rows are masked as the real ledger masks them; a batch of events is all or nothing (a row
+Postgres would refuse, text with a NUL character, fails the whole batch); keys are unique.
+``fail_next_append`` makes the next journal call fail, as a lost connection would.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import JsonValue
+
+from minds.domain.beliefs import BeliefRecord, PredictionRecord, PredictionStatus, belief_id
+from minds.domain.errors import NotFound
+from minds.domain.executions import ExecutionOutcome, ExecutionRecord
+from minds.domain.intentions import (
+    UNSET,
+    IntentionRecord,
+    IntentionStatus,
+    Unset,
+    transitioned,
+    updated,
+)
+from minds.domain.ledger import EventRecord, MindRecord, mask_secrets
+from minds.domain.procedures import ProceduralMemory
+
+
+class LedgerUnavailable(RuntimeError):
+    """What the fake raises where the real ledger would lose its connection."""
+
+
+class FakeLedger:
+    def __init__(self) -> None:
+        self.rows: list[EventRecord] = []
+        self._keys: set[str] = set()
+        self._executions: dict[str, ExecutionRecord] = {}
+        self._outcomes: dict[int, ExecutionOutcome] = {}
+        self._ids = itertools.count(1)
+        self._intentions: dict[str, IntentionRecord] = {}
+        self.beliefs_: dict[str, BeliefRecord] = {}
+        self.predictions_: dict[str, PredictionRecord] = {}
+        self.procedures_: dict[str, ProceduralMemory] = {}
+        self.fail_next_append = False
+
+    # -- journal ---------------------------------------------------------------------------
+
+    def append_event(self, record: EventRecord) -> bool:
+        return self.append_events([record])[0]
+
+    def append_events(self, records: Sequence[EventRecord]) -> list[bool]:
+        if self.fail_next_append:
+            self.fail_next_append = False
+            raise LedgerUnavailable("the journal is unavailable")
+        masked = [r.model_copy(update={"payload": mask_secrets(r.payload)}) for r in records]
+        for record in masked:
+            if _has_nul(record.model_dump(mode="json")):
+                raise ValueError("a NUL character cannot be stored as text")
+        fresh: list[bool] = []
+        batch: set[str] = set()
+        for record in masked:
+            new = record.idempotency_key not in self._keys | batch
+            batch.add(record.idempotency_key)
+            fresh.append(new)
+        for record, new in zip(masked, fresh, strict=True):
+            if new:
+                self.rows.append(record)
+                self._keys.add(record.idempotency_key)
+        return fresh
+
+    def events(
+        self,
+        *,
+        mind: str | None = None,
+        namespace: str | None = None,
+        type: str | Iterable[str] | None = None,
+        subject_uid: str | None = None,
+        **_: Any,
+    ) -> list[EventRecord]:
+        types = None if type is None else ({type} if isinstance(type, str) else set(type))
+        return [
+            r
+            for r in self.rows
+            if (mind is None or r.mind == mind)
+            and (namespace is None or r.namespace == namespace)
+            and (types is None or r.type in types)
+            and (subject_uid is None or r.subject.uid == subject_uid)
+        ]
+
+    def event(self, idempotency_key: str) -> EventRecord | None:
+        return next((r for r in self.rows if r.idempotency_key == idempotency_key), None)
+
+    def types(self, subject_uid: str | None = None) -> list[str]:
+        return [r.type for r in self.events(subject_uid=subject_uid)]
+
+    def upsert_mind(self, record: MindRecord) -> object:
+        return record
+
+    def mark_mind_deleted(self, namespace: str, name: str, uid: str | None, at: datetime) -> object:
+        return True
+
+    # -- executions --------------------------------------------------------------------------
+
+    def begin_execution(self, record: ExecutionRecord) -> tuple[ExecutionRecord, bool]:
+        found = self._executions.get(record.origin_key)
+        if found is not None:
+            return found, False
+        stored = record.model_copy(
+            update={
+                "id": next(self._ids),
+                "parameters": mask_secrets(record.parameters),
+                "evidence": mask_secrets(record.evidence),
+            }
+        )
+        self._executions[record.origin_key] = stored
+        return stored, True
+
+    def finish_execution(self, outcome: ExecutionOutcome) -> bool:
+        if outcome.execution_id in self._outcomes:
+            return False
+        self._outcomes[outcome.execution_id] = outcome
+        return True
+
+    def execution(self, origin_key: str) -> tuple[ExecutionRecord, ExecutionOutcome | None] | None:
+        found = self._executions.get(origin_key)
+        if found is None:
+            return None
+        assert found.id is not None
+        return found, self._outcomes.get(found.id)
+
+    def executions(self, **_: Any) -> list[ExecutionRecord]:
+        return list(self._executions.values())
+
+    # -- intentions ----------------------------------------------------------------------------
+
+    def intention(self, intention_id: str) -> IntentionRecord | None:
+        return self._intentions.get(intention_id)
+
+    def form_intention(self, record: IntentionRecord) -> tuple[IntentionRecord, bool]:
+        found = self._intentions.get(record.id)
+        if found is not None:
+            return found, False
+        self._intentions[record.id] = record
+        return record, True
+
+    def _get(self, intention_id: str) -> IntentionRecord:
+        found = self._intentions.get(intention_id)
+        if found is None:
+            raise NotFound(f"intention {intention_id!r} is not in the ledger")
+        return found
+
+    def transition_intention(
+        self, intention_id: str, status: IntentionStatus, reason: str | None, at: datetime
+    ) -> IntentionRecord | None:
+        after = transitioned(self._get(intention_id), status, reason, at)
+        if after is not None:
+            self._intentions[intention_id] = after
+        return after
+
+    def update_intention(
+        self,
+        intention_id: str,
+        *,
+        plan: str | Unset | None = UNSET,
+        replans: int | Unset = UNSET,
+        failed_strategies: Sequence[str] | Unset = UNSET,
+        at: datetime,
+    ) -> IntentionRecord:
+        after = updated(
+            self._get(intention_id),
+            plan=plan,
+            replans=replans,
+            failed_strategies=failed_strategies,
+            at=at,
+        )
+        self._intentions[intention_id] = after
+        return after
+
+    def intentions(
+        self,
+        *,
+        namespace: str | None = None,
+        mind: str | None = None,
+        status: IntentionStatus | None = None,
+        parent_id: str | None = None,
+    ) -> list[IntentionRecord]:
+        return [
+            i
+            for i in self._intentions.values()
+            if (namespace is None or i.namespace == namespace)
+            and (mind is None or i.mind == mind)
+            and (status is None or i.status is status)
+            and (parent_id is None or i.parent_id == parent_id)
+        ]
+
+    # -- beliefs, procedures -------------------------------------------------------------------
+
+    def upsert_belief(
+        self, namespace: str, mind: str, statement: str, confidence: float, at: datetime
+    ) -> BeliefRecord:
+        text = " ".join(statement.split())
+        bid = belief_id(namespace, mind, text)
+        found = self.beliefs_.get(bid)
+        if found is None:
+            found = BeliefRecord(
+                id=bid,
+                namespace=namespace,
+                mind=mind,
+                statement=text,
+                confidence=confidence,
+                updated_at=at,
+            )
+            self.beliefs_[bid] = found
+        return found
+
+    def open_prediction(self, record: PredictionRecord) -> tuple[PredictionRecord, bool]:
+        found = self.predictions_.get(record.id)
+        if found is not None:
+            return found, False
+        self.predictions_[record.id] = record
+        return record, True
+
+    def resolve_prediction(
+        self,
+        prediction_id: str,
+        status: PredictionStatus,
+        at: datetime,
+        observation: Mapping[str, JsonValue] | None,
+    ) -> PredictionRecord | None:
+        found = self.predictions_.get(prediction_id)
+        if found is None or found.status is not PredictionStatus.OPEN:
+            return None
+        resolved = found.model_copy(
+            update={
+                "status": status,
+                "resolved_at": at,
+                "observation": dict(observation) if observation is not None else None,
+            }
+        )
+        self.predictions_[prediction_id] = resolved
+        return resolved
+
+    def store_procedure(self, memory: ProceduralMemory) -> bool:
+        if memory.id in self.procedures_:
+            return False
+        self.procedures_[memory.id] = memory
+        return True
+
+
+def _has_nul(value: object) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False

@@ -1,0 +1,114 @@
+"""The engine's ``ResourceReader`` and ``ResourceWriter`` in memory, as the API server answers.
+
+What it copies from the API server, each proven by the contract suite: objects come back as
+copies (a caller's edit changes nothing stored); ``create`` sets uid, resourceVersion and
+generation, refuses a taken name (AlreadyExists); ``replace_status`` is the status subresource
+(only ``status`` changes, written conditionally: a stale resourceVersion is a Conflict, a
+missing object NotFound); ``list`` filters by equality, inequality and existence selectors;
+``delete`` takes the uid as a precondition. ``before_write`` lets a test slip a competing
+write in between a read and a write.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from minds.adapters.kube.selectors import LabelSelector
+from minds.domain.errors import AlreadyExists, Conflict, NotFound
+from minds.domain.resources.kinds import Kind
+
+
+class FakeResources:
+    def __init__(self) -> None:
+        self._objects: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self._versions = itertools.count(1)
+        self.writes = 0
+        #: Called with (kind, body) before a status write is judged: a competing writer.
+        self.before_write: Callable[[Kind, dict[str, Any]], None] | None = None
+
+    def get(self, kind: Kind, namespace: str, name: str) -> dict[str, Any]:
+        found = self._objects.get((kind.plural, namespace, name))
+        if found is None:
+            raise NotFound(f"{kind.kind} {namespace}/{name}")
+        return copy.deepcopy(found)
+
+    def list(
+        self, kind: Kind, namespace: str, label_selector: str | None = None
+    ) -> list[dict[str, Any]]:
+        # The controller's own matcher: the contract suite proves it matches as the API server.
+        selector = LabelSelector.parse(label_selector or "")
+        return [
+            copy.deepcopy(body)
+            for (plural, ns, _), body in sorted(self._objects.items())
+            if plural == kind.plural
+            and ns == namespace
+            and selector.matches(body["metadata"].get("labels") or {})
+        ]
+
+    def create(self, kind: Kind, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+        name = body["metadata"]["name"]
+        key = (kind.plural, namespace, name)
+        if key in self._objects:
+            raise AlreadyExists(f"{kind.kind} {namespace}/{name}")
+        stored = copy.deepcopy(body)
+        stored["apiVersion"] = f"{kind.group}/{kind.version}"
+        stored["kind"] = kind.kind
+        stored["metadata"] = {
+            **stored["metadata"],
+            "namespace": namespace,
+            "uid": str(uuid.uuid4()),
+            "resourceVersion": str(next(self._versions)),
+            "generation": 1,
+        }
+        # The status subresource: a create never sets status.
+        stored.pop("status", None)
+        self._objects[key] = stored
+        self.writes += 1
+        return copy.deepcopy(stored)
+
+    def replace_status(
+        self, kind: Kind, body: dict[str, Any], status: dict[str, Any]
+    ) -> dict[str, Any]:
+        if self.before_write is not None:
+            competing, self.before_write = self.before_write, None
+            competing(kind, body)
+        meta = body["metadata"]
+        key = (kind.plural, meta["namespace"], meta["name"])
+        stored = self._objects.get(key)
+        if stored is None:
+            raise NotFound(f"{kind.kind} {meta['namespace']}/{meta['name']}")
+        expected = meta.get("resourceVersion")
+        if expected and expected != stored["metadata"]["resourceVersion"]:
+            raise Conflict(f"{kind.kind} {meta['namespace']}/{meta['name']}")
+        if stored.get("status") != status:
+            stored["status"] = copy.deepcopy(status)
+            stored["metadata"]["resourceVersion"] = str(next(self._versions))
+        self.writes += 1
+        return copy.deepcopy(stored)
+
+    def delete(self, kind: Kind, namespace: str, name: str, uid: str) -> None:
+        key = (kind.plural, namespace, name)
+        stored = self._objects.get(key)
+        if stored is None:
+            return
+        if stored["metadata"]["uid"] != uid:
+            raise Conflict(f"{kind.kind} {namespace}/{name}: another object has the name now")
+        del self._objects[key]
+        self.writes += 1
+
+
+class FakeEvents:
+    """Kubernetes Events as a list: (object name, type, reason, message)."""
+
+    def __init__(self) -> None:
+        self.posted: list[tuple[str, str, str, str]] = []
+
+    def post(self, body: dict[str, Any], *, type_: str, reason: str, message: str) -> None:
+        self.posted.append((body["metadata"]["name"], type_, reason, message))
+
+    def reasons(self) -> list[str]:
+        return [reason for _, _, reason, _ in self.posted]

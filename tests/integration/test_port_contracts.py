@@ -1,0 +1,271 @@
+"""One contract, several implementations: the engine's ports as the real adapters keep them (a
+local kube-apiserver, Postgres), as the controller reads them (from its watch store, writing to
+the API server) and as the in-memory fakes in ``tests/fakes`` do. Every test runs against each,
+so a fake or a cache that drifts from the real thing fails here, not in a unit test that
+trusted it (controller-runtime keeps its fake client honest the same way)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from sqlalchemy.exc import StatementError
+
+from minds.domain.errors import AlreadyExists, Conflict, NotFound
+from minds.domain.executions import (
+    ExecutionOrigin,
+    ExecutionOutcome,
+    ExecutionRecord,
+    ExecutionStatus,
+)
+from minds.domain.ledger import EventRecord, SubjectRef
+from minds.domain.resources.kinds import PLAN
+from minds.engine.ports import ResourcePort
+from tests.fakes.ledger import FakeLedger
+from tests.fakes.resources import FakeResources
+from tests.fixtures.cluster import Cluster
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+# -- the two implementations ---------------------------------------------------------------
+
+
+@pytest.fixture(params=["kube-apiserver", "watch store", "fake"])
+def resources(request: pytest.FixtureRequest) -> tuple[ResourcePort, str]:
+    if request.param == "fake":
+        return FakeResources(), "contract"
+    from minds.adapters.kube.client import KubeResources, api_client
+    from minds.adapters.kube.watched import WatchedResources, WatchStore
+
+    cluster: Cluster = request.getfixturevalue("cluster")
+    namespace: str = request.getfixturevalue("namespace")
+    api = KubeResources(api_client(str(cluster.kubeconfig)))
+    if request.param == "watch store":
+        # Fed only by its own writes here (no watch runs): everything read comes from them.
+        return WatchedResources(WatchStore([PLAN.plural]), api), namespace
+    return api, namespace
+
+
+@pytest.fixture(params=["postgres", "fake"])
+def ledger(request: pytest.FixtureRequest) -> Iterator[Any]:
+    if request.param == "fake":
+        yield FakeLedger()
+        return
+    yield request.getfixturevalue("ledger")
+
+
+def _plan(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": {
+            "objective": "keep atlas-worker running",
+            "origin": "operator",
+            "strategy": "authored",
+            "mind": "keeper",
+            "steps": [
+                {
+                    "key": "W1",
+                    "title": "wait a little",
+                    "kind": "wait",
+                    "waitSeconds": 1,
+                }
+            ],
+        },
+    }
+
+
+def _status(phase: str) -> dict[str, Any]:
+    return {"phase": phase, "progress": "0/1"}
+
+
+# -- resources -------------------------------------------------------------------------------
+
+
+def test_create_sets_identity_and_no_status(resources: tuple[ResourcePort, str]) -> None:
+    port, ns = resources
+    created = port.create(PLAN, ns, {**_plan("one"), "status": _status("completed")})
+    meta = created["metadata"]
+    assert meta["uid"]
+    assert meta["resourceVersion"]
+    assert meta["generation"] == 1
+    assert created["kind"] == "Plan"
+    assert "status" not in created
+    assert port.get(PLAN, ns, "one")["metadata"]["uid"] == meta["uid"]
+
+
+def test_a_taken_name_already_exists(resources: tuple[ResourcePort, str]) -> None:
+    port, ns = resources
+    port.create(PLAN, ns, _plan("one"))
+    with pytest.raises(AlreadyExists):
+        port.create(PLAN, ns, _plan("one"))
+
+
+def test_a_missing_object_is_not_found(resources: tuple[ResourcePort, str]) -> None:
+    port, ns = resources
+    with pytest.raises(NotFound):
+        port.get(PLAN, ns, "nobody")
+    ghost = {
+        "apiVersion": "minds.dev/v1alpha1",
+        "kind": "Plan",
+        "metadata": {"name": "nobody", "namespace": ns, "resourceVersion": "1"},
+    }
+    with pytest.raises(NotFound):
+        port.replace_status(PLAN, ghost, _status("executing"))
+
+
+def test_a_status_write_is_conditional_on_the_resource_version(
+    resources: tuple[ResourcePort, str],
+) -> None:
+    port, ns = resources
+    read = port.create(PLAN, ns, _plan("one"))
+    written = port.replace_status(PLAN, read, _status("executing"))
+    assert written["status"]["phase"] == "executing"
+    assert written["metadata"]["resourceVersion"] != read["metadata"]["resourceVersion"]
+    with pytest.raises(Conflict):
+        port.replace_status(PLAN, read, _status("failed"))  # stale: someone wrote since
+    assert port.get(PLAN, ns, "one")["status"]["phase"] == "executing"
+
+
+def test_a_status_write_changes_only_the_status(resources: tuple[ResourcePort, str]) -> None:
+    port, ns = resources
+    read = port.create(PLAN, ns, _plan("one"))
+    edited = {**read, "spec": {**read["spec"], "objective": "something else"}}
+    port.replace_status(PLAN, edited, _status("executing"))
+    assert port.get(PLAN, ns, "one")["spec"]["objective"] == "keep atlas-worker running"
+
+
+def test_writing_the_same_status_again_keeps_the_version(
+    resources: tuple[ResourcePort, str],
+) -> None:
+    port, ns = resources
+    written = port.replace_status(PLAN, port.create(PLAN, ns, _plan("one")), _status("executing"))
+    again = port.replace_status(PLAN, written, _status("executing"))
+    assert again["metadata"]["resourceVersion"] == written["metadata"]["resourceVersion"]
+
+
+def test_what_is_read_is_a_copy(resources: tuple[ResourcePort, str]) -> None:
+    port, ns = resources
+    port.create(PLAN, ns, _plan("one"))
+    read = port.get(PLAN, ns, "one")
+    read["spec"]["objective"] = "changed in hand"
+    assert port.get(PLAN, ns, "one")["spec"]["objective"] == "keep atlas-worker running"
+
+
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [
+        (None, ["a", "b", "c"]),
+        ("team=sre", ["a", "b"]),
+        ("team==sre,tier=web", ["a"]),
+        ("team!=sre", ["c"]),
+        ("tier", ["a", "c"]),
+        ("!tier", ["b"]),
+        ("team=nobody", []),
+    ],
+)
+def test_list_filters_by_label_selector(
+    resources: tuple[ResourcePort, str], selector: str | None, expected: list[str]
+) -> None:
+    port, ns = resources
+    port.create(PLAN, ns, _plan("a", {"team": "sre", "tier": "web"}))
+    port.create(PLAN, ns, _plan("b", {"team": "sre"}))
+    port.create(PLAN, ns, _plan("c", {"team": "dev", "tier": "db"}))
+    listed = port.list(PLAN, ns, selector)
+    assert sorted(item["metadata"]["name"] for item in listed) == expected
+    assert all(item["kind"] == "Plan" for item in listed)
+
+
+def test_delete_removes_only_the_incarnation_named(resources: tuple[ResourcePort, str]) -> None:
+    port, ns = resources
+    first = port.create(PLAN, ns, _plan("one"))
+    port.delete(PLAN, ns, "one", first["metadata"]["uid"])
+    with pytest.raises(NotFound):
+        port.get(PLAN, ns, "one")
+    port.delete(PLAN, ns, "one", first["metadata"]["uid"])  # gone already: not an error
+    second = port.create(PLAN, ns, _plan("one"))
+    with pytest.raises(Conflict):
+        port.delete(PLAN, ns, "one", first["metadata"]["uid"])
+    assert port.get(PLAN, ns, "one")["metadata"]["uid"] == second["metadata"]["uid"]
+
+
+# -- the ledger --------------------------------------------------------------------------------
+
+
+def _row(uid: str, key: str, **payload: Any) -> EventRecord:
+    return EventRecord(
+        mind="keeper",
+        namespace="contract",
+        type="plan_step_started",
+        subject=SubjectRef(kind="Plan", name="p", uid=uid),
+        payload=payload,
+        occurred_at=NOW,
+        idempotency_key=f"{uid}:{key}",
+    )
+
+
+def test_appending_is_idempotent_by_key(ledger: Any) -> None:
+    uid = str(uuid.uuid4())
+    assert ledger.append_events([_row(uid, "a"), _row(uid, "b")]) == [True, True]
+    assert ledger.append_events([_row(uid, "b"), _row(uid, "c")]) == [False, True]
+    assert ledger.append_event(_row(uid, "a")) is False
+    assert sorted(e.idempotency_key for e in ledger.events(subject_uid=uid)) == [
+        f"{uid}:a",
+        f"{uid}:b",
+        f"{uid}:c",
+    ]
+
+
+def test_a_key_twice_in_one_batch_is_written_once(ledger: Any) -> None:
+    uid = str(uuid.uuid4())
+    assert ledger.append_events([_row(uid, "a"), _row(uid, "a")]) == [True, False]
+    assert len(ledger.events(subject_uid=uid)) == 1
+
+
+def test_a_batch_is_all_or_nothing(ledger: Any) -> None:
+    uid = str(uuid.uuid4())
+    with pytest.raises((ValueError, StatementError)):
+        ledger.append_events([_row(uid, "a"), _row(uid, "b", note="nul \x00 byte")])
+    assert ledger.events(subject_uid=uid) == []
+    assert ledger.append_events([_row(uid, "a")]) == [True]
+
+
+def test_secrets_are_masked_before_they_are_stored(ledger: Any) -> None:
+    uid = str(uuid.uuid4())
+    ledger.append_events([_row(uid, "a", token="password=hunter2hunter2")])
+    (stored,) = ledger.events(subject_uid=uid)
+    assert "hunter2" not in str(stored.payload)
+
+
+def test_an_origin_key_executes_once(ledger: Any) -> None:
+    origin = ExecutionOrigin(plan="p", plan_uid=str(uuid.uuid4()), step="S1", attempt=1)
+    record = ExecutionRecord(
+        origin_key=origin.key(),
+        mind="keeper",
+        namespace="contract",
+        capability="service.restart",
+        target="contract/atlas-worker",
+        origin=origin,
+        started_at=NOW,
+    )
+    first, new = ledger.begin_execution(record)
+    again, second = ledger.begin_execution(record)
+    assert (new, second) == (True, False)
+    assert again.id == first.id
+    assert ledger.execution(origin.key()) == (again, None)
+    outcome = ExecutionOutcome(
+        execution_id=first.id,
+        status=ExecutionStatus.EXECUTED,
+        summary="restart requested",
+        finished_at=NOW,
+    )
+    assert ledger.finish_execution(outcome) is True
+    assert ledger.finish_execution(outcome) is False
+    found = ledger.execution(origin.key())
+    assert found is not None
+    assert found[1] is not None
+    assert found[1].status is ExecutionStatus.EXECUTED
+    assert ledger.execution("no-such-key") is None

@@ -1,0 +1,152 @@
+"""The executor over the fakes of its ports, with a clock the test moves: claims, 409 races,
+lease expiry and crash replay, each in milliseconds. The fakes are proven equal to the real
+adapters by ``tests/integration/test_port_contracts.py``."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from minds.domain.resources.kinds import PLAN
+from tests.unit.engine.harness import NAMESPACE, Crash, World, read, restart
+
+#: service.restart's timeout (60 s) and the lease grace (30 s): past it, the lease expired.
+PAST_THE_LEASE = timedelta(seconds=91)
+UNKNOWN = "outcome unknown; not repeating a non-idempotent action without verification"
+
+
+def test_a_plan_runs_to_completion_with_one_write_per_transition() -> None:
+    world = World()
+    world.plan("heal", [read("R1"), restart("P1", "R1")])
+    admitted = world.resources.writes
+    result = world.run(
+        world.executor("a"), "heal", until=lambda: world.steps("heal")["P1"] == "completed"
+    )
+    assert result.phase is not None
+    assert world.driver.calls == {"service.status": 1, "service.restart": 1}
+    # Per step: one write that readies and claims it, one that records its outcome.
+    assert world.resources.writes - admitted == 4
+    assert world.resources.get(PLAN, NAMESPACE, "heal")["status"]["phase"] == "completed"
+
+
+def test_events_tell_a_person_only_what_they_read() -> None:
+    world = World()
+    world.plan("heal", [read("R1"), restart("P1", "R1")])
+    executor = world.executor("a")
+    world.run(executor, "heal", until=lambda: world.steps("heal")["P1"] == "completed")
+    executor.tick(NAMESPACE, "heal")  # concludes the completed plan
+    reasons = world.events.reasons()
+    assert "Completed" in reasons
+    assert not {"step_completed", "step_started", "step_skipped"} & set(reasons)
+
+
+def test_a_transitions_rows_are_one_journal_call() -> None:
+    world = World()
+    world.plan("one", [read("R1")])
+    calls: list[list[str]] = []
+    append = world.ledger.append_events
+
+    def spy(records: Any) -> list[bool]:
+        calls.append([r.type for r in records])
+        return append(records)
+
+    world.ledger.append_events = spy  # type: ignore[method-assign]
+    world.executor("a").tick(NAMESPACE, "one")
+    plan_calls = [c for c in calls if any(t.startswith("plan_") for t in c)]
+    assert ["plan_step_started"] in plan_calls
+    assert ["plan_step_completed"] in plan_calls
+
+
+def test_a_competing_write_between_read_and_claim_wins_and_nothing_runs_twice() -> None:
+    world = World()
+    world.plan("heal", [restart("P1")])
+    first, second = world.executor("a"), world.executor("b")
+
+    def rival(kind: Any, body: dict[str, Any]) -> None:
+        # b reads the same Plan and claims P1 before a's claim reaches the API server.
+        second.tick(NAMESPACE, "heal")
+
+    world.resources.before_write = rival
+    first.tick(NAMESPACE, "heal")
+    assert world.driver.calls["service.restart"] == 1
+    assert world.steps("heal") == {"P1": "completed"}
+    assert len(world.ledger.executions()) == 1
+
+
+def test_a_live_lease_keeps_others_off_and_an_expired_one_is_recovered() -> None:
+    world = World()
+    world.plan("heal", [read("R1")])
+    world.driver.crash_on.add("service.status")
+    with pytest.raises(Crash):
+        world.executor("a").tick(NAMESPACE, "heal")
+    assert world.steps("heal") == {"R1": "executing"}
+    b = world.executor("b")
+    result = b.tick(NAMESPACE, "heal")
+    assert result.transitions == 0
+    assert result.wake_at == datetime.fromisoformat(world.step("heal", "R1")["lease"]["expiresAt"])
+    assert world.driver.calls["service.status"] == 1
+    world.clock.advance(timedelta(seconds=46))  # service.status: 15 s timeout + 30 s grace
+    b.tick(NAMESPACE, "heal")
+    # A read is safe to repeat: recovered, run again (a new attempt), completed.
+    assert world.steps("heal") == {"R1": "completed"}
+    assert world.driver.calls["service.status"] == 2
+
+
+def test_a_crash_mid_restart_is_never_repeated_blindly() -> None:
+    world = World()
+    world.plan("heal", [restart("P1")])
+    world.driver.crash_on.add("service.restart")
+    with pytest.raises(Crash):
+        world.executor("a").tick(NAMESPACE, "heal")
+    world.clock.advance(PAST_THE_LEASE)
+    world.executor("b").tick(NAMESPACE, "heal")
+    p1 = world.step("heal", "P1")
+    assert p1["status"] == "blocked"
+    assert p1["reason"] == UNKNOWN
+    assert world.driver.calls["service.restart"] == 1
+    assert "step_blocked" in world.events.reasons()
+
+
+def test_a_crash_before_the_write_ahead_row_runs_the_action_once_as_the_same_attempt() -> None:
+    world = World()
+    world.plan("heal", [restart("P1")])
+    begin = world.ledger.begin_execution
+
+    def die(record: Any) -> Any:
+        world.ledger.begin_execution = begin  # type: ignore[method-assign]
+        raise Crash("before the write-ahead row")
+
+    world.ledger.begin_execution = die  # type: ignore[method-assign]
+    with pytest.raises(Crash):
+        world.executor("a").tick(NAMESPACE, "heal")
+    assert world.driver.calls["service.restart"] == 0
+    world.clock.advance(PAST_THE_LEASE)
+    world.executor("b").tick(NAMESPACE, "heal")
+    p1 = world.step("heal", "P1")
+    assert p1["status"] == "completed"
+    assert p1["attempts"] == 1
+    assert world.driver.calls["service.restart"] == 1
+
+
+def test_a_crash_after_the_outcome_is_adopted_not_repeated() -> None:
+    world = World()
+    world.plan("heal", [restart("P1")])
+    replace = world.resources.replace_status
+
+    def die_writing_the_outcome(kind: Any, body: dict[str, Any], status: dict[str, Any]) -> Any:
+        if any(s["status"] == "completed" for s in status.get("steps", [])):
+            # The restart ran and its outcome is in the ledger, not yet in the Plan.
+            world.resources.replace_status = replace  # type: ignore[method-assign]
+            raise Crash("before the outcome reached the Plan")
+        return replace(kind, body, status)
+
+    world.resources.replace_status = die_writing_the_outcome  # type: ignore[method-assign]
+    with pytest.raises(Crash):
+        world.executor("a").tick(NAMESPACE, "heal")
+    assert world.driver.calls["service.restart"] == 1
+    world.clock.advance(PAST_THE_LEASE)
+    world.executor("b").tick(NAMESPACE, "heal")
+    assert world.steps("heal") == {"P1": "completed"}
+    assert world.driver.calls["service.restart"] == 1
