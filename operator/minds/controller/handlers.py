@@ -80,7 +80,7 @@ async def _retain_plans(wiring: Wiring) -> None:
         await asyncio.sleep(delay)
         try:
             due = await asyncio.to_thread(
-                lambda: wiring.retention.sweep(wiring.store.in_namespace(PLAN.plural, None))
+                lambda: wiring.retention.sweep(wiring.store.objects(PLAN))
             )
         except Exception:  # a failed sweep is logged and tried again at the next one
             logging.getLogger(__name__).exception("removing finished plans failed")

@@ -9,7 +9,7 @@ instead of polling.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -45,8 +45,9 @@ class PlanRetention:
         self._ledger = ledger
         self._clock = clock
 
-    def sweep(self, plans: Iterable[dict[str, Any]]) -> datetime | None:
-        """Remove every plan that is due; return the earliest time another one will be."""
+    def sweep(self, plans: Iterable[Mapping[str, Any]]) -> datetime | None:
+        """Remove every plan that is due; return the earliest time another one will be.
+        ``plans`` are only read."""
         now = self._clock()
         ttls: dict[tuple[str, str], int] = {}
         due: datetime | None = None
@@ -63,7 +64,7 @@ class PlanRetention:
                 self._remove(body, found)
         return due
 
-    def _expiry(self, body: dict[str, Any], ttls: dict[tuple[str, str], int]) -> Expiry | None:
+    def _expiry(self, body: Mapping[str, Any], ttls: dict[tuple[str, str], int]) -> Expiry | None:
         meta = body["metadata"]
         try:
             status = PlanResourceStatus.model_validate(body.get("status") or {})
@@ -85,14 +86,14 @@ class PlanRetention:
             return DEFAULT_PLAN_TTL_SECONDS
         return spec.plan_ttl_seconds_after_finished
 
-    def _concluded(self, body: dict[str, Any], found: Expiry) -> bool:
+    def _concluded(self, body: Mapping[str, Any], found: Expiry) -> bool:
         """A finished plan stays until what it meant is in the ledger (its daemon records that;
         a controller that was down for longer than the TTL must not remove it first)."""
         if found.conclusion is None:
             return True
         return self._ledger.event(_plan_key(body["metadata"]["uid"], found.conclusion)) is not None
 
-    def _remove(self, body: dict[str, Any], found: Expiry) -> None:
+    def _remove(self, body: Mapping[str, Any], found: Expiry) -> None:
         meta = body["metadata"]
         spec = body.get("spec") or {}
         # Recorded first: a removal the ledger does not know of would look like a lost plan.
