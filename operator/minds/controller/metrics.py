@@ -45,7 +45,9 @@ def start_metrics(
     where = parse_bind_address(bind_address)
     registry = CollectorRegistry()
     process = ProcessMetrics(registry)
-    registry.register(StateCollector(objects, predictions, clock, __version__))
+    registry.register(
+        StateCollector(objects, predictions, clock, __version__, minds_seen=process.know_minds)
+    )
     metrics = ControllerMetrics(registry, process)
     if where is not None:
         metrics.server = MetricsServer.start(*where, registry)

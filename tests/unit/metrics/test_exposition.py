@@ -197,3 +197,20 @@ def test_promtool_accepts_the_exposition(
     process.committed([_event("plan_replanned")], 0.01, wrote=True)
     result = check_metrics(promtool, generate_latest(registry).decode())
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_known_mind_has_its_event_counters_at_zero(
+    registry: CollectorRegistry, process: ProcessMetrics
+) -> None:
+    """A Mind's first replan must be an increase rate() sees, and a dashboard shows 0 for a
+    Mind that never replanned rather than no data."""
+    registry.register(
+        StateCollector(
+            OBJECTS, Predictions([]), lambda: NOW, "9.9.9", minds_seen=process.know_minds
+        )
+    )
+    who = {"namespace": "ops", "mind": "keeper"}
+    assert value(registry, "minds_attention_open_requests", **who) == 1  # one scrape
+    assert value(registry, "minds_replans_total", **who) == 0
+    assert value(registry, "minds_intentions_abandoned_total", **who) == 0
+    assert value(registry, "minds_replans_total", namespace="ops", mind="nobody") is None

@@ -48,11 +48,14 @@ class StateCollector(Collector):
         predictions: PredictionSource,
         clock: Callable[[], datetime],
         version: str,
+        minds_seen: Callable[[Iterable[tuple[str, str]]], None] | None = None,
     ) -> None:
         self._objects = objects
         self._predictions = predictions
         self._clock = clock
         self._version = version
+        #: Told the Minds at each scrape (the process counters start theirs at 0).
+        self._minds_seen = minds_seen
 
     def _summaries(self) -> Sequence[PredictionSummary] | None:
         try:
@@ -67,6 +70,10 @@ class StateCollector(Collector):
             plans=list(self._objects.objects(PLAN)),
             approvals=list(self._objects.objects(APPROVAL)),
         )
+        if self._minds_seen is not None:
+            self._minds_seen(
+                (body["metadata"]["namespace"], body["metadata"]["name"]) for body in state.minds
+            )
         samples = state_samples(state, self._summaries(), self._clock(), self._version)
         yield from families(samples)
 

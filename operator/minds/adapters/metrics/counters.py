@@ -8,7 +8,7 @@ happened ends in one of the catalogue's metrics.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -56,6 +56,15 @@ class ProcessMetrics(logging.Handler):
         errors = self._metrics[m.RECONCILE_ERRORS]
         for kind in KINDS:
             errors.labels(kind.kind)
+
+    def know_minds(self, minds: Iterable[tuple[str, str]]) -> None:
+        """Start every Mind's per-Mind counters at 0: a Mind's first replan is then an
+        increase rate() sees, and a dashboard shows 0 rather than no data."""
+        known = list(minds)
+        for spec in EVENT_COUNTERS.values():
+            counter = self._metrics[spec]
+            for namespace, mind in known:
+                counter.labels(namespace, mind)
 
     def __getitem__(self, spec: MetricSpec) -> Counter | Histogram:
         return self._metrics[spec]
