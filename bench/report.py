@@ -372,7 +372,7 @@ def rows(r: Results) -> list[tuple[str, list[Row]]]:
                     ("**approval -> execution p50 / p95**", f"{_s(n.p50)} / {_s(n.p95)}"),
                     ("&nbsp;&nbsp;max", _s(n.lat_max)),
                     (
-                        "PATCH returned -> watch event arrived, p50 / p95 (same run)",
+                        "PATCH sent -> watch event arrived, p50 / p95 (same run)",
                         f"{_s(n.watch_p50)} / {_s(n.watch_p95)}",
                     ),
                     ("**approval p95 / watch event p95**", _n(n.approval_over_watch, 1)),
