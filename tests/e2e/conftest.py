@@ -1,12 +1,10 @@
-import os
 from collections.abc import Iterator
 
 import pytest
 
 from minds.adapters.ledger import Ledger
-from minds.devenv import process
-from minds.devenv.controller import ControllerHandle, controller_argv
-from tests.fixtures.cluster import Cluster
+from minds.devenv.controller import ControllerHandle
+from tests.fixtures.cluster import Cluster, paused
 
 
 @pytest.fixture
@@ -48,19 +46,5 @@ def alone(
 ) -> Iterator[None]:
     """Pause the session controller (it would race the controllers a test starts) and start
     it again afterwards with the same pid file, log and liveness endpoint."""
-    process.stop(session_controller.pid_file)
-    yield
-    env = {
-        **os.environ,
-        "KUBECONFIG": str(cluster.controller_kubeconfig),
-        "MINDS_DATABASE_URL": e2e_database_url,
-        "PYTHONUNBUFFERED": "1",
-        **session_controller.env(),
-    }
-    process.start(
-        controller_argv(session_controller.liveness_url),
-        pid_file=session_controller.pid_file,
-        log_path=session_controller.log_path,
-        env=env,
-    )
-    process.wait_until(session_controller.healthy, timeout=60, what="session controller back")
+    with paused(session_controller, cluster, e2e_database_url):
+        yield

@@ -153,7 +153,11 @@ def test_a_restarted_controller_exports_the_same_state(
     assert stop_controller(first)
 
     second = controller_factory("second")
-    after = of_namespace(samples(scrape(second.metrics_url)), namespace)
+    # Nothing is told until the watch has delivered everything: then all of it, at once.
+    after = eventually(
+        lambda: of_namespace(samples(scrape(second.metrics_url)), namespace),
+        what="the restarted controller's first complete scrape",
+    )
     assert after == before
     # Counters are the process's own: the new one has executed nothing yet.
     assert "minds_executions_total" not in after

@@ -20,7 +20,10 @@ from minds.domain.errors import Conflict, NotFound
 from minds.domain.resources.kinds import PLAN
 from tests.fixtures.cluster import Cluster
 
-# A plan that stays a draft: nobody else ever has a reason to write it.
+# These tests write Plans as a controller would; the session controller must not meanwhile.
+pytestmark = pytest.mark.usefixtures("no_controller_in_module")
+
+# A plan that stays a draft once admitted.
 INVALID_PLAN = repo_root() / "examples" / "plan-invalid.yaml"
 
 

@@ -43,6 +43,8 @@ def resources(request: pytest.FixtureRequest) -> tuple[ResourcePort, str]:
 
     cluster: Cluster = request.getfixturevalue("cluster")
     namespace: str = request.getfixturevalue("namespace")
+    # The suite writes Plans as a controller would: no controller may write them meanwhile.
+    request.getfixturevalue("no_controller_in_module")
     api = KubeResources(api_client(str(cluster.kubeconfig)))
     if request.param == "watch store":
         # Fed only by its own writes here (no watch runs): everything read comes from them.

@@ -136,10 +136,9 @@ def plan_admit(
     if spec.get("origin") != "dream" and phase in OPEN_PHASES:
         scheduler.run_plan(namespace, name)
     elif type is None and phase in _FINISHED:
-        # The initial listing: a plan that finished while no controller ran is concluded now
-        # (every effect of a conclusion is idempotent, so one already concluded costs only
-        # ledger reads, never an API request).
-        wiring.executor.tick(namespace, name)
+        # The initial listing: a plan that finished while no controller ran is concluded now;
+        # one already concluded costs a ledger read, never an API request.
+        wiring.executor.conclude_missed(namespace, name)
 
 
 #: Plans that run (a replan interrupted by a crash is finished by whoever looks next).

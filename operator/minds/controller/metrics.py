@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -44,10 +44,17 @@ def start_metrics(
     """Build the collectors and serve them on ``bind_address`` (none when it is empty)."""
     where = parse_bind_address(bind_address)
     registry = CollectorRegistry()
+    counters: list[ProcessMetrics] = []
+
+    def minds_seen(minds: Iterable[tuple[str, str]]) -> None:
+        for process in counters:
+            process.know_minds(minds)
+
+    # Registered first, so that a scrape starts every known Mind's counters at 0 before it
+    # collects them: the same scrape shows them.
+    registry.register(StateCollector(objects, predictions, clock, __version__, minds_seen))
     process = ProcessMetrics(registry)
-    registry.register(
-        StateCollector(objects, predictions, clock, __version__, minds_seen=process.know_minds)
-    )
+    counters.append(process)
     metrics = ControllerMetrics(registry, process)
     if where is not None:
         metrics.server = MetricsServer.start(*where, registry)

@@ -38,18 +38,15 @@ def _register(kind: Kind) -> None:
             meta = body.get("metadata") or {}
             react(memo, meta["namespace"], meta["name"])
 
-    def forget(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
-        meta = body.get("metadata") or {}
-        memo.wiring.store.forget(kind.plural, meta["namespace"], meta["name"], meta.get("uid"))
+    def follow(type: str | None, body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+        # kopf runs no handler before every indexed listing is in: the store is full now.
+        memo.wiring.store.primed()
+        if type == "DELETED":
+            meta = body.get("metadata") or {}
+            memo.wiring.store.forget(kind.plural, meta["namespace"], meta["name"], meta.get("uid"))
 
     kopf.index(kind.group, kind.version, kind.plural, id=f"watch_{kind.plural}")(observe)
-    kopf.on.event(
-        kind.group,
-        kind.version,
-        kind.plural,
-        id=f"unwatch_{kind.plural}",
-        when=lambda type, **_: type == "DELETED",
-    )(forget)
+    kopf.on.event(kind.group, kind.version, kind.plural, id=f"follow_{kind.plural}")(follow)
 
 
 for _kind in WATCHED:

@@ -22,6 +22,7 @@ from minds.controller.metrics import ControllerMetrics, start_metrics
 from minds.controller.settings import ControllerConfig
 from minds.controller.wakeups import Wakeups
 from minds.controller.watch import WATCHED
+from minds.controller.workers import WORKERS
 from minds.domain.capabilities.registry import REGISTRY
 from minds.domain.planning.planner import ModelProposal
 from minds.domain.resources.mind import MindSpec
@@ -98,7 +99,11 @@ def build(config: ControllerConfig) -> Wiring:
     as a role that could rewrite what it wrote."""
     check_schema(config.database_url)
     check_app_role(config.database_url)
-    ledger = Ledger.from_url(config.database_url)
+    ledger = Ledger.from_url(
+        config.database_url,
+        pool_size=WORKERS.ledger_connections,
+        max_overflow=WORKERS.ledger_overflow,
+    )
     api = api_client(config.kubeconfig, config.context)
     # The engine reads our own kinds from the watch and writes them to the API server.
     store = WatchStore(kind.plural for kind in WATCHED)

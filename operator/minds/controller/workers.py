@@ -23,6 +23,11 @@ from dataclasses import dataclass
 class WorkerModel:
     handler_threads: int = 16
     tick_threads: int = 64
+    #: Ledger connections kept open, and how many more a burst may open. Every thread holds
+    #: one only for a transaction, so far fewer than the threads suffice; too few, and a burst
+    #: (a start with many plans to look at) waits out the pool's timeout instead.
+    ledger_connections: int = 10
+    ledger_overflow: int = 20
 
     def install(self, loop: asyncio.AbstractEventLoop) -> ThreadPoolExecutor:
         """Make the tick pool the loop's default executor (what ``asyncio.to_thread`` uses)."""

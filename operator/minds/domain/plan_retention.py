@@ -13,11 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from minds.domain.ledger import idempotency_key
 from minds.domain.planning.model import PlanStatus
 from minds.domain.resources.mind import DEFAULT_PLAN_TTL_SECONDS
 from minds.domain.resources.plan import PlanResourceStatus
 
-__all__ = ["DEFAULT_PLAN_TTL_SECONDS", "Expiry", "expiry", "finished_at"]
+__all__ = ["DEFAULT_PLAN_TTL_SECONDS", "Expiry", "expiry", "finished_at", "plan_event_key"]
 
 #: The ledger event that shows a plan's conclusion was recorded, by final phase. Superseded and
 #: abandoned plans are concluded by whatever superseded or abandoned them.
@@ -27,6 +28,11 @@ CONCLUSION: dict[PlanStatus, str | None] = {
     PlanStatus.SUPERSEDED: None,
     PlanStatus.ABANDONED: None,
 }
+
+
+def plan_event_key(uid: str, type_: str) -> str:
+    """The key a plan's own ledger events (its conclusion among them) are recorded under."""
+    return idempotency_key("plan", uid, type_)
 
 
 def finished_at(status: PlanResourceStatus, created: datetime) -> datetime | None:

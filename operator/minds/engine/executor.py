@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from minds.domain.capabilities.registry import CapabilityRegistry
 from minds.domain.execution.machine import RUNNABLE, Work, WorkKind, next_work, settle
 from minds.domain.intentions import IntentionRecord
+from minds.domain.plan_retention import CONCLUSION, plan_event_key
 from minds.domain.planning.model import Plan, PlanOrigin, PlanStatus, Step
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.approval_service import ApprovalService
@@ -154,6 +155,20 @@ class Executor:
             if WORK[work.kind](deps, turn):
                 transitions += 1
         return TickResult(transitions, deps.clock(), None)
+
+    def conclude_missed(self, namespace: str, name: str) -> None:
+        """At start, for a finished plan: conclude it if that never happened (its controller
+        stopped first). One ledger read per finished plan that was concluded, nothing more."""
+        deps = self._deps
+        try:
+            body, _, status = read_plan(deps, namespace, name)
+        except (NotFound, ValidationError):
+            return
+        recorded = CONCLUSION.get(status.phase)
+        uid = body["metadata"]["uid"]
+        if recorded is not None and deps.ledger.event(plan_event_key(uid, recorded)):
+            return
+        self.tick(namespace, name)
 
     def release(self, namespace: str, name: str, key: str, by: str) -> bool:
         """A person checked a blocked step and lets it run again (as a new attempt)."""

@@ -65,6 +65,10 @@ class Journal(Protocol):
         """Append all in one transaction (all or none); for each, whether it was new."""
         ...
 
+    def event(self, idempotency_key: str) -> EventRecord | None:
+        """The row with that key, if it was ever appended."""
+        ...
+
 
 class Intentions(Protocol):
     """What a mind means to do; each change is written with its event, in one transaction."""

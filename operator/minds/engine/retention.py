@@ -16,8 +16,14 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from minds.domain.errors import Conflict
-from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
-from minds.domain.plan_retention import CONCLUSION, DEFAULT_PLAN_TTL_SECONDS, Expiry, expiry
+from minds.domain.ledger import EventRecord, SubjectRef
+from minds.domain.plan_retention import (
+    CONCLUSION,
+    DEFAULT_PLAN_TTL_SECONDS,
+    Expiry,
+    expiry,
+    plan_event_key,
+)
 from minds.domain.resources.kinds import MIND, PLAN
 from minds.domain.resources.mind import MindSpec
 from minds.domain.resources.plan import PlanResourceStatus
@@ -32,11 +38,6 @@ class RetentionLedger(Protocol):
     def event(self, idempotency_key: str) -> object | None: ...
 
     def append_event(self, record: EventRecord) -> bool: ...
-
-
-def _plan_key(uid: str, type_: str) -> str:
-    # The executor records a plan's events under ("plan", uid, type, ...): the same key finds them.
-    return idempotency_key("plan", uid, type_)
 
 
 class PlanRetention:
@@ -91,7 +92,10 @@ class PlanRetention:
         a controller that was down for longer than the TTL must not remove it first)."""
         if found.conclusion is None:
             return True
-        return self._ledger.event(_plan_key(body["metadata"]["uid"], found.conclusion)) is not None
+        return (
+            self._ledger.event(plan_event_key(body["metadata"]["uid"], found.conclusion))
+            is not None
+        )
 
     def _remove(self, body: Mapping[str, Any], found: Expiry) -> None:
         meta = body["metadata"]
@@ -109,7 +113,7 @@ class PlanRetention:
                     "reason": "finished longer ago than the Mind's planTtlSecondsAfterFinished",
                 },
                 occurred_at=self._clock(),
-                idempotency_key=_plan_key(meta["uid"], REMOVED),
+                idempotency_key=plan_event_key(meta["uid"], REMOVED),
             )
         )
         try:

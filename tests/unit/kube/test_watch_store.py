@@ -8,6 +8,7 @@ import pytest
 
 from minds.adapters.kube.selectors import LabelSelector
 from minds.adapters.kube.watched import WatchStore
+from minds.domain.resources.kinds import PLAN
 
 
 def body(name: str, rv: str, uid: str = "u1", ns: str = "ns", **labels: str) -> dict[str, Any]:
@@ -111,3 +112,12 @@ def test_the_watch_echoing_our_own_write_is_no_news() -> None:
     assert not store.observe("plans", body("p", "9"))  # the watch delivering the same write
     assert not store.observe("plans", body("p", "8"))  # an older event still in flight
     assert store.observe("plans", body("p", "10"))  # someone else's write
+
+
+def test_a_scrape_sees_nothing_until_the_store_is_primed() -> None:
+    """Half a listing would tell a metrics scrape wrong numbers; none is the truth."""
+    store = WatchStore(["plans"])
+    store.observe("plans", body("p", "1"))
+    assert store.objects(PLAN) == []
+    store.primed()
+    assert [b["metadata"]["name"] for b in store.objects(PLAN)] == ["p"]

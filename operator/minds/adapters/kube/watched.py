@@ -47,6 +47,12 @@ class WatchStore:
     def __init__(self, plurals: Iterable[str]) -> None:
         self._lock = threading.Lock()
         self._objects: dict[str, dict[Key, dict[str, Any]]] = {p: {} for p in plurals}
+        self._primed = threading.Event()
+
+    def primed(self) -> None:
+        """The watch has delivered everything there was at start (the controller says so once
+        kopf runs its first handler, which it does only after every indexed listing)."""
+        self._primed.set()
 
     def watches(self, kind: Kind) -> bool:
         return kind.plural in self._objects
@@ -94,7 +100,11 @@ class WatchStore:
 
     def objects(self, kind: Kind) -> list[Mapping[str, Any]]:
         """Every object of a kind, as held: not copied, for readers that only read (a metrics
-        scrape). Safe to hold: the store replaces a body whole, it never changes one."""
+        scrape). Safe to hold: the store replaces a body whole, it never changes one. Nothing
+        until the store is primed: a half-filled store would tell a metrics scrape wrong
+        numbers, where none is the truth (not yet known)."""
+        if not self._primed.is_set():
+            return []
         with self._lock:
             return list(self._objects[kind.plural].values())
 
