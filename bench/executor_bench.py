@@ -8,8 +8,8 @@ ServiceAccount, exactly as ``minds dev up`` does), then:
    completed), API writes per step (``apiserver_request_total`` before and after, as the
    administrator), ledger rows per step, CPU per process and the controller's peak RSS;
 2. **approvals**: M plans of one ``service.restart`` that needs approval; the bench decides each
-   Approval as the ``approver`` user and measures from the decision write returning to the step
-   reaching ``completed``, polling the Plan at a short interval;
+   Approval as the ``approver`` user and measures from sending the decision to a watch on the
+   Plans delivering the step as ``completed``;
 3. **baseline**: with the controller stopped, a plain client doing what the executor does per
    transition (GET the Plan, PUT its status with that resourceVersion) as fast as it can, on the
    same Plan objects, once with one thread and once with several.
@@ -54,6 +54,7 @@ from bench.measure import (
     scrape,
 )
 from bench.scale import ScaleResult, plot, scale_phase
+from bench.watch_latency import FirstSeen
 from bench.watch_latency import measure as measure_watch_latency
 from minds.controller.workers import WORKERS
 from minds.devenv import cluster as devcluster
@@ -832,6 +833,11 @@ def decide(env: Env, namespace: str, approval: str) -> None:
     )
 
 
+def _done(plan: dict[str, Any]) -> bool:
+    steps = (plan.get("status") or {}).get("steps") or [{}]
+    return bool(steps[0].get("status") == "completed")
+
+
 def approval_phase(env: Env, params: Params) -> ApprovalResult:
     ns = NAMESPACE
     names = [f"approve-{i:03d}" for i in range(params.approvals)]
@@ -843,7 +849,8 @@ def approval_phase(env: Env, params: Params) -> ApprovalResult:
     todo = list(names)
     flight: dict[str, Track] = {}
     finished: list[Track] = []
-    with measured(env) as cost:
+    kind = (PLAN.group, PLAN.version, PLAN.plural)
+    with measured(env) as cost, FirstSeen(env.admin, kind, ns, f"{LABEL}=approval", _done) as at:
         rss_since = t0 = time.monotonic()
         phase_deadline = deadline_after(params.timeout)
         while todo or flight:
@@ -882,8 +889,8 @@ def approval_phase(env: Env, params: Params) -> ApprovalResult:
                             # Timed from sending, as the watch latency it is compared with.
                             track.decided = time.monotonic()
                             decide(env, ns, ref)
-                elif state.get("status") == "completed":
-                    track.done = seen
+                elif state.get("status") == "completed" and at.at(name) is not None:
+                    track.done = at.at(name)
                     finished.append(flight.pop(name))
                     continue
                 now = time.monotonic()

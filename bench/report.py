@@ -150,12 +150,10 @@ class Numbers:
         self.machine_busy = _ratio(self.cpu_total, self.cpu_wall * self.cores)
         self.controller_core = _ratio(self.cpu.get("controller", 0.0), self.cpu_wall)
 
-        # Status writes per plan, from the executor's code: admission 1; per step a claim
-        # (readying it in the same write) and an adoption. Folding each adoption and the next
-        # step's claim into one write would leave the admission, the first claim and one write
-        # per step.
-        self.expected_status_writes = 1 + 2 * self.k
-        self.minimum_status_writes = 2 + self.k
+        # Status writes per plan, from the executor's code: admission 1, the first step's claim
+        # (readying it in the same write) 1, then per step one write that records its outcome
+        # and, in a chain, claims the next step.
+        self.expected_status_writes = 2 + self.k
 
         def rates(threads: int) -> list[float]:
             return [b.writes_per_second for b in r.baselines if b.threads == threads]
@@ -308,9 +306,8 @@ def rows(r: Results) -> list[tuple[str, list[Row]]]:
                     _n(n.per_step(n.plan_writes)),
                 ),
                 (
-                    "&nbsp;&nbsp;status PUTs per plan (code / if adoption and claim were one)",
-                    f"{_n(n.per_plan(n.plan_status_put), 1)} ({n.expected_status_writes} / "
-                    f"{n.minimum_status_writes})",
+                    "&nbsp;&nbsp;status PUTs per plan (the executor's code says)",
+                    f"{_n(n.per_plan(n.plan_status_put), 1)} ({n.expected_status_writes})",
                 ),
                 ("&nbsp;&nbsp;status PATCHes per plan", _n(n.per_plan(n.plan_status_patch), 1)),
                 (
@@ -714,7 +711,7 @@ def render_doc(r: Results, command: str, argv: str, plot_name: str | None = None
         "2. **Approvals.** M plans of one `service.restart` that needs approval; the bench "
         "approves each as the `approver` user once the Approval "
         "is Pending, and measures from sending its decision to the step being "
-        "`completed`, polling the Plan.",
+        "`completed` arriving by a watch on the Plans (as the watch latency is timed).",
         "3. **Saturation probe.** Many plans waiting on an approval at once (the controller "
         f"ticks plans in {CONTROLLER_WORKERS} threads): the bench "
         "approves every Approval as soon as it exists and counts the steps that complete "

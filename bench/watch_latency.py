@@ -12,7 +12,9 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from kubernetes import client, config, watch
 
@@ -63,3 +65,51 @@ def measure(kubeconfig: Path, namespace: str, samples: int, timeout: float = 10.
         w.stop()  # type: ignore[no-untyped-call]
         api.delete_namespaced_config_map(NAME, namespace)
     return latencies
+
+
+class FirstSeen:
+    """When each Plan was first seen, by watch, in the state ``reached`` asks for: the bench
+    times reactions from the watch, as the controller sees the world, not from polls whose
+    interval would add up to one period of error."""
+
+    def __init__(
+        self,
+        api: client.CustomObjectsApi,
+        kind: tuple[str, str, str],
+        namespace: str,
+        selector: str,
+        reached: Callable[[dict[str, Any]], bool],
+    ) -> None:
+        self._api, self._kind, self._namespace = api, kind, namespace
+        self._selector, self._reached = selector, reached
+        self._seen: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self._watch = watch.Watch()  # type: ignore[no-untyped-call]
+        self._thread = threading.Thread(target=self._listen, name="first-seen", daemon=True)
+
+    def __enter__(self) -> FirstSeen:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._watch.stop()  # type: ignore[no-untyped-call]
+
+    def at(self, name: str) -> float | None:
+        with self._lock:
+            return self._seen.get(name)
+
+    def _listen(self) -> None:
+        group, version, plural = self._kind
+        for event in self._watch.stream(  # type: ignore[no-untyped-call]
+            self._api.list_namespaced_custom_object,
+            group,
+            version,
+            self._namespace,
+            plural,
+            label_selector=self._selector,
+        ):
+            arrived = time.monotonic()
+            body = event["object"]
+            if event["type"] in ("ADDED", "MODIFIED") and self._reached(body):
+                with self._lock:
+                    self._seen.setdefault(body["metadata"]["name"], arrived)

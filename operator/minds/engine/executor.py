@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -77,8 +78,15 @@ def _run(deps: Deps, turn: _Turn) -> bool:
     claimed = claiming.claim(deps, turn.body, turn.plan, turn.step, turn.before, turn.work.claim)
     if claimed is None:
         return False
-    written, state = claimed
-    acting.run(deps, written, turn.plan, turn.step, state)
+    # Each outcome's write also claims the step that follows, when it can run at once.
+    chain = partial(claiming.chained, deps, turn.plan)
+    then = acting.run(deps, claimed[0], turn.plan, turn.step, claimed[1], chain)
+    for left in range(MAX_TRANSITIONS, 0, -1):
+        if then is None:
+            break
+        # The last one claims nothing more: a step that is ready again at once must not spin.
+        more = chain if left > 1 else None
+        then = acting.run(deps, then.body, turn.plan, then.step, then.state, more)
     return True
 
 

@@ -102,7 +102,9 @@ class World:
             holder=holder,
         )
 
-    def plan(self, name: str, steps: list[dict[str, Any]]) -> None:
+    def plan(
+        self, name: str, steps: list[dict[str, Any]], budget: dict[str, Any] | None = None
+    ) -> None:
         """An operator's plan, admitted as the controller admits it."""
         self.resources.create(
             PLAN,
@@ -115,6 +117,7 @@ class World:
                     "strategy": "authored",
                     "mind": "keeper",
                     "steps": steps,
+                    **({"budget": budget} if budget is not None else {}),
                 },
             },
         )

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from minds.domain.resources.kinds import PLAN
+from minds.domain.resources.kinds import MIND, PLAN
 from tests.unit.engine.harness import NAMESPACE, Crash, World, read, restart
 
 #: service.restart's timeout (60 s) and the lease grace (30 s): past it, the lease expired.
@@ -26,9 +26,57 @@ def test_a_plan_runs_to_completion_with_one_write_per_transition() -> None:
     )
     assert result.phase is not None
     assert world.driver.calls == {"service.status": 1, "service.restart": 1}
-    # Per step: one write that readies and claims it, one that records its outcome.
-    assert world.resources.writes - admitted == 4
+    # One write readies and claims R1; R1's outcome carries P1's claim; then P1's outcome.
+    assert world.resources.writes - admitted == 3
     assert world.resources.get(PLAN, NAMESPACE, "heal")["status"]["phase"] == "completed"
+
+
+def test_a_step_at_rest_and_the_next_claim_are_one_write_and_one_journal_call() -> None:
+    world = World()
+    world.plan("heal", [read("R1"), restart("P1", "R1")])
+    calls = spy_journal(world)
+    puts: list[dict[str, str]] = []
+    replace = world.resources.replace_status
+
+    def spy(kind: Any, body: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+        puts.append({s["key"]: s["status"] for s in status["steps"]})
+        return replace(kind, body, status)
+
+    world.resources.replace_status = spy  # type: ignore[method-assign]
+    world.executor("a").tick(NAMESPACE, "heal")
+    assert {"R1": "completed", "P1": "executing"} in puts
+    assert ["plan_step_completed", "plan_step_started"] in plan_journal(calls)
+    assert world.driver.calls == {"service.status": 1, "service.restart": 1}
+
+
+def test_no_claim_rides_on_an_outcome_past_the_budget() -> None:
+    world = World()
+    world.plan("thrifty", [read("R1"), read("R2", "R1")], budget={"invocations": 1})
+    world.run(
+        world.executor("a"), "thrifty", until=lambda: world.steps("thrifty")["R2"] != "pending"
+    )
+    assert world.steps("thrifty") == {"R1": "completed", "R2": "blocked"}
+    assert world.driver.calls == {"service.status": 1}
+    assert "budget exhausted" in world.step("thrifty", "R2")["reason"]
+
+
+def test_no_claim_rides_on_an_outcome_once_the_mind_is_inactive() -> None:
+    world = World()
+    world.plan("heal", [read("R1"), restart("P1", "R1")])
+    invoke = world.driver.invoke
+
+    def pause_the_mind(capability_name: str, parameters: Any, **kw: Any) -> Any:
+        # A person sets the Mind inactive while R1 runs: nothing after R1 may start.
+        mind = world.resources.get(MIND, NAMESPACE, "keeper")
+        world.resources.delete(MIND, NAMESPACE, "keeper", mind["metadata"]["uid"])
+        spec = {**mind["spec"], "active": False}
+        world.resources.create(MIND, NAMESPACE, {"metadata": {"name": "keeper"}, "spec": spec})
+        return invoke(capability_name, parameters, **kw)
+
+    world.driver.invoke = pause_the_mind  # type: ignore[method-assign]
+    world.executor("a").tick(NAMESPACE, "heal")
+    assert world.steps("heal") == {"R1": "completed", "P1": "pending"}
+    assert world.driver.calls == {"service.status": 1}
 
 
 def test_events_tell_a_person_only_what_they_read() -> None:
@@ -42,9 +90,8 @@ def test_events_tell_a_person_only_what_they_read() -> None:
     assert not {"step_completed", "step_started", "step_skipped"} & set(reasons)
 
 
-def test_a_transitions_rows_are_one_journal_call() -> None:
-    world = World()
-    world.plan("one", [read("R1")])
+def spy_journal(world: World) -> list[list[str]]:
+    """The row types of each journal call, as they are made."""
     calls: list[list[str]] = []
     append = world.ledger.append_events
 
@@ -53,10 +100,20 @@ def test_a_transitions_rows_are_one_journal_call() -> None:
         return append(records)
 
     world.ledger.append_events = spy  # type: ignore[method-assign]
+    return calls
+
+
+def plan_journal(calls: list[list[str]]) -> list[list[str]]:
+    return [c for c in calls if any(t.startswith("plan_") for t in c)]
+
+
+def test_a_transitions_rows_are_one_journal_call() -> None:
+    world = World()
+    world.plan("one", [read("R1")])
+    calls = spy_journal(world)
     world.executor("a").tick(NAMESPACE, "one")
-    plan_calls = [c for c in calls if any(t.startswith("plan_") for t in c)]
-    assert ["plan_step_started"] in plan_calls
-    assert ["plan_step_completed"] in plan_calls
+    assert ["plan_step_started"] in plan_journal(calls)
+    assert ["plan_step_completed"] in plan_journal(calls)
 
 
 def test_a_competing_write_between_read_and_claim_wins_and_nothing_runs_twice() -> None:

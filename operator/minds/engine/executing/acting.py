@@ -46,7 +46,15 @@ from minds.engine.capability_service import (
 )
 from minds.engine.capability_service import Invocation as CapabilityInvocation
 from minds.engine.executing.context import Deps
-from minds.engine.executing.outcome import Adjust, Expect, apply_step, leased_to
+from minds.engine.executing.outcome import (
+    Adjust,
+    Chain,
+    Claimed,
+    Expect,
+    Then,
+    apply_step,
+    leased_to,
+)
 
 
 def looked(outcome: InvocationOutcome, check: Check) -> Looked:
@@ -133,13 +141,31 @@ class Run:
     step: Step
     state: StepState
     now: datetime
+    #: How the claim of the next step is computed, to ride on this step's outcome.
+    chain: Chain | None = None
 
     @property
     def mine(self) -> Expect:
         return leased_to(self.deps.holder, self.state.attempts)
 
-    def settle(self, new: StepState, effects: list[Effect], adjust: Adjust | None = None) -> None:
-        apply_step(self.deps, self.body, self.plan, self.step.key, self.mine, new, effects, adjust)
+    def settle(
+        self, new: StepState, effects: list[Effect], adjust: Adjust | None = None
+    ) -> Claimed | None:
+        """Write the step's new state, with the claim of the step that follows when it can
+        run at once: that step, to run next."""
+        then = Then(self.chain) if self.chain is not None else None
+        apply_step(
+            self.deps,
+            self.body,
+            self.plan,
+            self.step.key,
+            self.mine,
+            new,
+            effects,
+            adjust,
+            then,
+        )
+        return then.claimed if then is not None else None
 
     def check(self, step: Step, check: Check, label: str) -> Looked:
         """Observe through a read-only capability; ``label`` keeps each check's origin apart."""
@@ -168,21 +194,20 @@ class Run:
         return looked(outcome, check)
 
 
-def _capability(run: Run) -> None:
+def _capability(run: Run) -> Claimed | None:
     step, state = run.step, run.state
     if step.precondition is not None:
         decided = after_precondition(
             step, state, run.check(step, step.precondition.check, "pre"), run.now
         )
         if decided is not None:
-            run.settle(decided[0], decided[1], counted())
-            return
+            return run.settle(decided[0], decided[1], counted())
     outcome = run.deps.capabilities.invoke(invocation(run.body, run.plan, step, state.attempts))
     new, effects = after_act(step, state, acted(outcome), run.now)
-    run.settle(new, effects, counted(1, 1 if outcome.kind is OutcomeKind.PENDING else 0))
+    return run.settle(new, effects, counted(1, 1 if outcome.kind is OutcomeKind.PENDING else 0))
 
 
-def _request_capability(run: Run) -> None:
+def _request_capability(run: Run) -> Claimed | None:
     step = run.step
     assert step.request is not None
     req = step.request
@@ -207,28 +232,28 @@ def _request_capability(run: Run) -> None:
         )
     )
     new, effects = after_act(step, run.state, acted(outcome), run.now)
-    run.settle(new, effects, counted(0, 1 if outcome.kind is OutcomeKind.PENDING else 0))
+    return run.settle(new, effects, counted(0, 1 if outcome.kind is OutcomeKind.PENDING else 0))
 
 
-def _verify(run: Run) -> None:
+def _verify(run: Run) -> Claimed | None:
     target = next(s for s in run.plan.steps if s.key == run.step.verifies)
     assert target.expectation is not None
     seen = run.check(target, target.expectation.check, "verify")
     all_states = states(PlanResourceStatus.model_validate(run.body.get("status") or {}))
     new, effects = after_verify(run.plan, run.step, run.state, all_states, seen, run.now)
-    run.settle(new, effects, counted())
+    return run.settle(new, effects, counted())
 
 
-def _monitor(run: Run) -> None:
+def _monitor(run: Run) -> Claimed | None:
     assert run.step.check is not None
     seen = run.check(run.step, run.step.check, "monitor")
     new, effects = after_monitor(run.step, run.state, seen, run.now)
-    run.settle(new, effects, counted())
+    return run.settle(new, effects, counted())
 
 
-def _wait(run: Run) -> None:
+def _wait(run: Run) -> Claimed | None:
     new, effects = after_wait(run.step, run.state, run.now)
-    run.settle(new, effects)
+    return run.settle(new, effects)
 
 
 #: What an internal step leaves behind: a note for a person, or an observation in the ledger.
@@ -244,7 +269,7 @@ def _record_only(step: Step, seen: str) -> tuple[str, EffectKind]:
     return seen, EffectKind.RECORD_OBSERVATION
 
 
-def _internal(run: Run) -> None:
+def _internal(run: Run) -> Claimed | None:
     all_states = states(PlanResourceStatus.model_validate(run.body.get("status") or {}))
     seen = summarise_findings(run.plan, run.step, all_states)
     text, kind = _INTERNAL.get(run.step.internal_action, _record_only)(run.step, seen)
@@ -256,11 +281,11 @@ def _internal(run: Run) -> None:
             "observation": Observation(summary=text or "nothing observed", observed_at=run.now),
         }
     )
-    run.settle(new, [Effect(kind, run.step.key, text)])
+    return run.settle(new, [Effect(kind, run.step.key, text)])
 
 
 #: One handler per step kind (``test_every_step_kind_has_a_handler`` keeps it whole).
-HANDLERS: dict[StepKind, Callable[[Run], None]] = {
+HANDLERS: dict[StepKind, Callable[[Run], Claimed | None]] = {
     StepKind.CAPABILITY: _capability,
     StepKind.REQUEST_CAPABILITY: _request_capability,
     StepKind.VERIFY: _verify,
@@ -270,6 +295,14 @@ HANDLERS: dict[StepKind, Callable[[Run], None]] = {
 }
 
 
-def run(deps: Deps, body: dict[str, Any], plan: Plan, step: Step, state: StepState) -> None:
-    """Act on a step we hold the claim on; ``body`` is the Plan as our claim wrote it."""
-    HANDLERS[step.kind](Run(deps, body, plan, step, state, deps.clock()))
+def run(
+    deps: Deps,
+    body: dict[str, Any],
+    plan: Plan,
+    step: Step,
+    state: StepState,
+    chain: Chain | None = None,
+) -> Claimed | None:
+    """Act on a step we hold the claim on; ``body`` is the Plan as our claim wrote it. With
+    ``chain``, the step its outcome's write claimed as well, if any, to act on next."""
+    return HANDLERS[step.kind](Run(deps, body, plan, step, state, deps.clock(), chain))

@@ -3,7 +3,8 @@
 A claim is a conditional status write: of two executors computing it from the same Plan,
 one write lands and the other gets a 409, so only one acts on the step. The claim (or the
 budget's block) is computed from the settled status, so readying a step and claiming it is
-one write, and the rows of both go in one transaction.
+one write, and the rows of both go in one transaction; and a step coming to rest carries the
+claim of the step that follows it (``chained``), so a chain of steps costs one write per step.
 """
 
 from __future__ import annotations
@@ -12,12 +13,20 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from minds.domain.execution.adopt import Effect, EffectKind
-from minds.domain.execution.machine import states, summarise, with_step
+from minds.domain.execution.machine import (
+    RUNNABLE,
+    WorkKind,
+    next_work,
+    settle,
+    states,
+    summarise,
+    with_step,
+)
 from minds.domain.planning.model import Plan, Step, StepKind, StepState, StepStatus
 from minds.domain.resources.plan import PlanResourceStatus
-from minds.engine.executing.context import Deps, write_plan_status
+from minds.engine.executing.context import Deps, read_mind, write_plan_status
 from minds.engine.executing.journal import Entry, plan_row, tell
-from minds.engine.executing.outcome import after_step
+from minds.engine.executing.outcome import Next, after_step
 
 #: Step kinds that spend nothing of a plan's budget.
 _FREE = frozenset({StepKind.WAIT, StepKind.INTERNAL})
@@ -117,6 +126,21 @@ def block_over_budget(
     return True
 
 
+def _started(deps: Deps, body: dict[str, Any], plan: Plan, state: StepState) -> Entry:
+    step = plan.step(state.key)
+    assert step is not None
+    return Entry(
+        plan_row(
+            deps,
+            body,
+            plan,
+            "plan_step_started",
+            (state.key, str(state.attempts)),
+            {"step": state.key, "kind": step.kind.value, "attempt": state.attempts},
+        )
+    )
+
+
 def claim(
     deps: Deps,
     body: dict[str, Any],
@@ -132,13 +156,32 @@ def claim(
     if written is None:
         return None
     state = states(claimed)[step.key]
-    started = plan_row(
-        deps,
-        written,
-        plan,
-        "plan_step_started",
-        (step.key, str(state.attempts)),
-        {"step": step.key, "kind": step.kind.value, "attempt": state.attempts},
-    )
-    tell(deps, written, [*_settled_rows(deps, written, plan, before, claimed), Entry(started)])
+    rows = _settled_rows(deps, written, plan, before, claimed)
+    tell(deps, written, [*rows, _started(deps, written, plan, state)])
     return written, state
+
+
+def chained(
+    deps: Deps, plan: Plan, body: dict[str, Any], adopted: PlanResourceStatus
+) -> Next | None:
+    """A step came to rest in ``adopted``: the claim of the step that runs next, computed as a
+    tick would compute it, when nothing stands between them (the plan still runs and is not
+    being deleted, its Mind is active, the budget allows the step). Anything else, including a
+    step that waits, an Approval to follow or a budget to block on, is left to the next tick,
+    which writes it as its own transition."""
+    if adopted.phase not in RUNNABLE or body["metadata"].get("deletionTimestamp"):
+        return None
+    mind = read_mind(deps, body["metadata"]["namespace"], plan.mind)
+    if mind is None or not mind.active:
+        return None
+    now = deps.clock()
+    settled = settle(plan, adopted, now)
+    work = next_work(plan, settled, now, deps.holder, deps.timeouts)
+    if work.kind is not WorkKind.RUN or work.claim is None or work.step is None:
+        return None
+    step = plan.step(work.step)
+    if step is None or (step.kind not in _FREE and _spent(plan, settled, step, now) is not None):
+        return None
+    state = states(work.claim)[step.key]
+    rows = _settled_rows(deps, body, plan, adopted, work.claim)
+    return Next(work.claim, step, [*rows, _started(deps, body, plan, state)])

@@ -8,11 +8,12 @@ applies the effects on the ledger's state.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from minds.domain.execution.adopt import Effect
 from minds.domain.execution.machine import states, summarise, with_step
-from minds.domain.planning.model import Plan, StepState, StepStatus
+from minds.domain.planning.model import Plan, Step, StepState, StepStatus
 from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.conditional import write_status
@@ -22,6 +23,31 @@ from minds.engine.executing.journal import Entry, Notice, plan_row, tell
 
 Expect = Callable[[StepState], bool]
 Adjust = Callable[[PlanResourceStatus], PlanResourceStatus]
+
+
+@dataclass(frozen=True)
+class Next:
+    """The next step's claim, carried by the write that brings a step to rest."""
+
+    status: PlanResourceStatus
+    step: Step
+    #: Its rows (readying, starting), journalled after the rows of the step that came to rest.
+    entries: list[Entry] = field(default_factory=list)
+
+
+#: Given the Plan as read and the status after a step came to rest: the claim of the step that
+#: follows, when nothing stands between them; None otherwise.
+Chain = Callable[[dict[str, Any], PlanResourceStatus], Next | None]
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A step we hold the claim on, and the Plan as the claim wrote it."""
+
+    body: dict[str, Any]
+    step: Step
+    state: StepState
+
 
 #: A step that came to rest: the ledger row that says so.
 ROWS: dict[StepStatus, str] = {
@@ -64,6 +90,16 @@ def leased_to(holder: str, attempts: int) -> Expect:
     return mine
 
 
+class Then:
+    """Asks ``apply_step`` for the claim of the step that follows, in the same write: a plan
+    of five steps costs six status writes instead of ten. ``claimed`` is that step, once the
+    write landed with it."""
+
+    def __init__(self, chain: Chain) -> None:
+        self.chain = chain
+        self.claimed: Claimed | None = None
+
+
 def apply_step(
     deps: Deps,
     body: dict[str, Any],
@@ -73,11 +109,14 @@ def apply_step(
     new: StepState,
     effects: list[Effect],
     adjust: Adjust | None = None,
+    then: Then | None = None,
 ) -> bool:
     """Write one step's new state if the step is still as we left it; then its effects."""
     meta = body["metadata"]
+    chained: list[Next] = []
 
     def compute(fresh: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
+        chained.clear()  # a 409 recomputes from the fresh Plan
         status = PlanResourceStatus.model_validate(fresh.get("status") or {})
         current = states(status).get(key)
         if current is None or not expect(current):
@@ -85,12 +124,21 @@ def apply_step(
         updated = with_step(status, new)
         if adjust is not None:
             updated = adjust(updated)
-        return summarise(plan, updated).to_k8s(), True
+        updated = summarise(plan, updated)
+        following = then.chain(fresh, updated) if then is not None else None
+        if following is None:
+            return updated.to_k8s(), True
+        chained.append(following)
+        return following.status.to_k8s(), True
 
     written, ok = write_status(deps.resources, PLAN, meta["namespace"], meta["name"], compute)
-    if ok and written is not None:
-        after_step(deps, written, plan, new, effects)
-    return ok
+    if not ok or written is None:
+        return ok
+    after = chained[0] if chained else None
+    after_step(deps, written, plan, new, effects, then=after.entries if after else ())
+    if then is not None and after is not None:
+        then.claimed = Claimed(written, after.step, states(after.status)[after.step.key])
+    return True
 
 
 def step_entry(deps: Deps, body: dict[str, Any], plan: Plan, new: StepState) -> Entry | None:
@@ -117,10 +165,12 @@ def after_step(
     new: StepState,
     effects: list[Effect],
     also: Sequence[Entry] = (),
+    then: Sequence[Entry] = (),
 ) -> None:
-    """The write landed: journal what it tells (with ``also``, the rows of whatever else the
-    same write carried) in one transaction, then apply the effects."""
+    """The write landed: journal what it tells (with ``also`` and ``then``, the rows of whatever
+    else the same write carried, before and after the step's own) in one transaction, then
+    apply the effects."""
     own = step_entry(deps, body, plan, new)
     mine = [own] if own is not None else []
-    tell(deps, body, [*also, *mine, *told(deps, body, plan, effects)])
+    tell(deps, body, [*also, *mine, *told(deps, body, plan, effects), *then])
     apply_effects(deps, body, plan, effects)
