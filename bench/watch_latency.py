@@ -85,6 +85,7 @@ class FirstSeen:
         self._seen: dict[str, float] = {}
         self._lock = threading.Lock()
         self._watch = watch.Watch()  # type: ignore[no-untyped-call]
+        self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._listen, name="first-seen", daemon=True)
 
     def __enter__(self) -> FirstSeen:
@@ -92,6 +93,7 @@ class FirstSeen:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stopped.set()
         self._watch.stop()  # type: ignore[no-untyped-call]
 
     def at(self, name: str) -> float | None:
@@ -99,6 +101,13 @@ class FirstSeen:
             return self._seen.get(name)
 
     def _listen(self) -> None:
+        try:
+            self._stream()
+        except Exception:
+            if not self._stopped.is_set():  # stopping closes the connection under the stream
+                raise
+
+    def _stream(self) -> None:
         group, version, plural = self._kind
         for event in self._watch.stream(  # type: ignore[no-untyped-call]
             self._api.list_namespaced_custom_object,

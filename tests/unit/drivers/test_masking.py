@@ -206,6 +206,15 @@ def test_text_without_identifiers_is_unchanged(text: str) -> None:
     assert mask_text(text) == (text, {})
 
 
+@pytest.mark.parametrize("email", ["'@example.com", "''@example.com", "'a'@example.com"])
+def test_an_apostrophe_local_part_is_an_address_not_a_quote(email: str) -> None:
+    # Found by the property below: a leading apostrophe is a quote only before more of a
+    # local part; alone before the `@` it is the local part.
+    masked, counts = mask_text(email)
+    assert email not in masked
+    assert counts
+
+
 @settings(max_examples=300)
 @given(NO_DIGITS, st.emails(), NO_DIGITS)
 def test_a_generated_email_never_survives(before: str, email: str, after: str) -> None:

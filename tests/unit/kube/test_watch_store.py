@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -68,6 +69,20 @@ def test_callers_get_copies() -> None:
     assert got is not None
     got["status"]["rv"] = "changed by a caller"
     assert store.get("plans", "ns", "p")["status"] == {"rv": "1"}  # type: ignore[index]
+
+
+def test_what_it_was_handed_is_copied_views_and_all() -> None:
+    # kopf hands bodies as read-only mapping views; the store keeps plain JSON of its own.
+    handed = body("p", "1")
+    view = MappingProxyType({**handed, "spec": MappingProxyType({"steps": ({"key": "S1"},)})})
+    store = WatchStore(["plans"])
+    store.observe("plans", view)
+    handed["status"]["rv"] = "changed after it was handed over"
+    got = store.get("plans", "ns", "p")
+    assert got == {**body("p", "1"), "spec": {"steps": [{"key": "S1"}]}}
+    listed = store.in_namespace("plans", "ns")
+    listed[0]["spec"]["steps"].append("changed by a caller")
+    assert store.in_namespace("plans", "ns")[0]["spec"] == {"steps": [{"key": "S1"}]}
 
 
 def test_listing_is_by_namespace() -> None:

@@ -415,8 +415,9 @@ def _rules() -> tuple[TextRule, ...]:
             MaskKind.EMAIL,
             # Matches start only where a run of local-part characters starts: linear time.
             # An apostrophe may sit inside a local part (o'brien@...) but one before it is a
-            # quote: `'bob@example.com'` masks as `'[email]'`.
-            re.compile(rf"(?<!{_EMAIL_CHAR_NOT_QUOTE})(?!'){_EMAIL_CHAR}{{1,64}}@{_DOMAIN}"),
+            # quote: `'bob@example.com'` masks as `'[email]'`; unless nothing but the `@`
+            # follows it, as in `'@example.com`, whose local part is the apostrophe itself.
+            re.compile(rf"(?<!{_EMAIL_CHAR_NOT_QUOTE})(?!'(?!@)){_EMAIL_CHAR}{{1,64}}@{_DOMAIN}"),
             _email,
         ),
         Rule(

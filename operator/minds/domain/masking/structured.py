@@ -14,6 +14,7 @@ API server vouched for, not data a mind came across.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Final
 
 from pydantic import JsonValue
@@ -25,6 +26,20 @@ from minds.domain.masking.kinds import MaskKind
 MASK: Final = "***"
 
 _SECRET_DATA_KEYS: Final = ("data", "stringData")
+
+#: Texts up to this long are remembered once masked: a ledger payload repeats the same keys,
+#: titles and objectives row after row, and masking one runs every rule over it.
+_REMEMBERED_LENGTH: Final = 1024
+
+
+@lru_cache(maxsize=4096)
+def _remembered(text: str) -> str:
+    return mask_text(text)[0]
+
+
+def _masked(text: str) -> str:
+    """``text`` masked as free text (the same answer whether remembered or not)."""
+    return _remembered(text) if len(text) <= _REMEMBERED_LENGTH else mask_text(text)[0]
 
 
 def mask_json(value: JsonValue) -> JsonValue:
@@ -39,7 +54,7 @@ def mask_mapping(payload: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
 
 def _value(value: JsonValue, *, identity: bool) -> JsonValue:
     if isinstance(value, str):
-        return _identity_text(value) if identity else mask_text(value)[0]
+        return _identity_text(value) if identity else _masked(value)
     if isinstance(value, Mapping):
         return _mapping(value)
     if isinstance(value, Sequence):
@@ -70,7 +85,7 @@ def _names_secret(mapping: Mapping[str, JsonValue]) -> bool:
 
 def _key(key: str, taken: Mapping[str, JsonValue]) -> str:
     """A key masked like text; two keys masked alike stay apart (`[email]`, `[email]#2`)."""
-    masked = mask_text(key)[0]
+    masked = _masked(key)
     if masked == key or masked not in taken:
         return masked
     number = 2
@@ -81,5 +96,5 @@ def _key(key: str, taken: Mapping[str, JsonValue]) -> str:
 
 def _identity_text(text: str) -> str:
     """An identity's text, its e-mail address kept and anything else masked."""
-    masked = mask_text(text)[0]
+    masked = _masked(text)
     return text if masked == MaskKind.EMAIL.placeholder else masked
