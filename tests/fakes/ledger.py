@@ -8,7 +8,7 @@ Postgres would refuse, text with a NUL character, fails the whole batch); keys a
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -104,7 +104,11 @@ class FakeLedger:
 
     # -- executions --------------------------------------------------------------------------
 
-    def begin_execution(self, record: ExecutionRecord) -> tuple[ExecutionRecord, bool]:
+    def begin_execution(
+        self,
+        record: ExecutionRecord,
+        told: Callable[[ExecutionRecord], Sequence[EventRecord]] | None = None,
+    ) -> tuple[ExecutionRecord, bool]:
         found = self._executions.get(record.origin_key)
         if found is not None:
             return found, False
@@ -115,12 +119,18 @@ class FakeLedger:
                 "evidence": mask_secrets(record.evidence),
             }
         )
+        # One transaction: the rows are checked (and may fail) before anything is kept.
+        events = list(told(stored)) if told is not None else []
+        if events:
+            self.append_events(events)
         self._executions[record.origin_key] = stored
         return stored, True
 
-    def finish_execution(self, outcome: ExecutionOutcome) -> bool:
+    def finish_execution(self, outcome: ExecutionOutcome, told: Sequence[EventRecord] = ()) -> bool:
         if outcome.execution_id in self._outcomes:
             return False
+        if told:
+            self.append_events(told)
         self._outcomes[outcome.execution_id] = outcome
         return True
 

@@ -242,9 +242,9 @@ def test_secrets_are_masked_before_they_are_stored(ledger: Any) -> None:
     assert "hunter2" not in str(stored.payload)
 
 
-def test_an_origin_key_executes_once(ledger: Any) -> None:
-    origin = ExecutionOrigin(plan="p", plan_uid=str(uuid.uuid4()), step="S1", attempt=1)
-    record = ExecutionRecord(
+def _write_ahead(uid: str) -> ExecutionRecord:
+    origin = ExecutionOrigin(plan="p", plan_uid=uid, step="S1", attempt=1)
+    return ExecutionRecord(
         origin_key=origin.key(),
         mind="keeper",
         namespace="contract",
@@ -253,6 +253,45 @@ def test_an_origin_key_executes_once(ledger: Any) -> None:
         origin=origin,
         started_at=NOW,
     )
+
+
+def test_the_write_ahead_rows_are_there_if_and_only_if_the_write_ahead_row_is(
+    ledger: Any,
+) -> None:
+    uid = str(uuid.uuid4())
+    record = _write_ahead(uid)
+    # Rows that cannot be stored take the write-ahead row down with them: nothing acts.
+    with pytest.raises((ValueError, StatementError)):
+        ledger.begin_execution(record, lambda row: [_row(uid, "bad", note="nul \x00 byte")])
+    assert ledger.execution(record.origin_key) is None
+    assert ledger.events(subject_uid=uid) == []
+    row, new = ledger.begin_execution(record, lambda row: [_row(uid, "a", execution=row.id)])
+    assert new
+    assert [e.payload["execution"] for e in ledger.events(subject_uid=uid)] == [row.id]
+    # A replay finds the row and tells nothing again.
+    again, new = ledger.begin_execution(record, lambda row: [_row(uid, "again")])
+    assert (again.id, new) == (row.id, False)
+    assert [e.idempotency_key for e in ledger.events(subject_uid=uid)] == [f"{uid}:a"]
+
+
+def test_an_outcome_and_its_rows_are_one_transaction(ledger: Any) -> None:
+    uid = str(uuid.uuid4())
+    row, _ = ledger.begin_execution(_write_ahead(uid))
+    outcome = ExecutionOutcome(
+        execution_id=row.id, status=ExecutionStatus.EXECUTED, summary="done", finished_at=NOW
+    )
+    with pytest.raises((ValueError, StatementError)):
+        ledger.finish_execution(outcome, [_row(uid, "bad", note="nul \x00 byte")])
+    assert ledger.execution(row.origin_key)[1] is None
+    assert ledger.finish_execution(outcome, [_row(uid, "done")]) is True
+    assert ledger.finish_execution(outcome, [_row(uid, "twice")]) is False
+    assert [e.idempotency_key for e in ledger.events(subject_uid=uid)] == [f"{uid}:done"]
+    assert ledger.execution(row.origin_key)[1].summary == "done"
+
+
+def test_an_origin_key_executes_once(ledger: Any) -> None:
+    record = _write_ahead(str(uuid.uuid4()))
+    origin = record.origin
     first, new = ledger.begin_execution(record)
     again, second = ledger.begin_execution(record)
     assert (new, second) == (True, False)

@@ -104,7 +104,7 @@ def build(config: ControllerConfig) -> Wiring:
         pool_size=WORKERS.ledger_connections,
         max_overflow=WORKERS.ledger_overflow,
     )
-    api = api_client(config.kubeconfig, config.context)
+    api = api_client(config.kubeconfig, config.context, connections=WORKERS.api_connections)
     # The engine reads our own kinds from the watch and writes them to the API server.
     store = WatchStore(kind.plural for kind in WATCHED)
     resources = WatchedResources(store, KubeResources(api))

@@ -25,9 +25,17 @@ class WorkerModel:
     tick_threads: int = 64
     #: Ledger connections kept open, and how many more a burst may open. Every thread holds
     #: one only for a transaction, so far fewer than the threads suffice; too few, and a burst
-    #: (a start with many plans to look at) waits out the pool's timeout instead.
-    ledger_connections: int = 10
-    ledger_overflow: int = 20
+    #: (a start with many plans to look at) waits out the pool's timeout instead. Those beyond
+    #: the kept ones are closed when returned, so the kept ones cover a busy steady state (a
+    #: round of twenty plans) and the overflow only bursts.
+    ledger_connections: int = 24
+    ledger_overflow: int = 16
+
+    @property
+    def api_connections(self) -> int:
+        """Connections to the API server kept open: one for every thread that may call it at
+        once, so that none pays a TLS handshake for a connection the pool then discards."""
+        return self.handler_threads + self.tick_threads
 
     def install(self, loop: asyncio.AbstractEventLoop) -> ThreadPoolExecutor:
         """Make the tick pool the loop's default executor (what ``asyncio.to_thread`` uses)."""

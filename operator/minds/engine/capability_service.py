@@ -20,6 +20,7 @@ so no Approval object, re-created or not, makes a step act twice.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -92,10 +93,20 @@ class DriverPort(Protocol):
     ) -> DriverResult: ...
 
 
-class ExecutionLedger(LedgerPort, Protocol):
-    def begin_execution(self, record: ExecutionRecord) -> tuple[ExecutionRecord, bool]: ...
+#: The rows that tell of a new write-ahead row, computed from it as inserted (its id known).
+Told = Callable[[ExecutionRecord], Sequence[EventRecord]]
 
-    def finish_execution(self, outcome: ExecutionOutcome) -> bool: ...
+
+class ExecutionLedger(LedgerPort, Protocol):
+    def append_events(self, records: Sequence[EventRecord]) -> list[bool]: ...
+
+    def begin_execution(
+        self, record: ExecutionRecord, told: Told | None = None
+    ) -> tuple[ExecutionRecord, bool]: ...
+
+    def finish_execution(
+        self, outcome: ExecutionOutcome, told: Sequence[EventRecord] = ()
+    ) -> bool: ...
 
     def execution(
         self, origin_key: str
@@ -271,7 +282,7 @@ class CapabilityService:
 
     # -- the ledger ----------------------------------------------------------------------
 
-    def _event(
+    def _row(
         self,
         namespace: str,
         mind: str,
@@ -279,17 +290,15 @@ class CapabilityService:
         key: str,
         payload: dict[str, JsonValue],
         subject: SubjectRef,
-    ) -> bool:
-        return self._ledger.append_event(
-            EventRecord(
-                mind=mind,
-                namespace=namespace,
-                type=type_,
-                subject=subject,
-                payload=payload,
-                occurred_at=self._clock(),
-                idempotency_key=idempotency_key("capability", type_, key),
-            )
+    ) -> EventRecord:
+        return EventRecord(
+            mind=mind,
+            namespace=namespace,
+            type=type_,
+            subject=subject,
+            payload=payload,
+            occurred_at=self._clock(),
+            idempotency_key=idempotency_key("capability", type_, key),
         )
 
     @staticmethod
@@ -298,8 +307,8 @@ class CapabilityService:
             return SubjectRef(kind="Plan", name=inv.origin.plan, uid=inv.origin.plan_uid)
         return SubjectRef(kind="Mind", name=inv.origin.mind)
 
-    def _record_decision(self, inv: Invocation, decision: AuthorityDecision, key: str) -> None:
-        self._event(
+    def _decision_row(self, inv: Invocation, decision: AuthorityDecision, key: str) -> EventRecord:
+        return self._row(
             inv.namespace,
             inv.origin.mind,
             "policy_decision",
@@ -314,6 +323,11 @@ class CapabilityService:
             self._subject(inv),
         )
 
+    def _record_decision(self, inv: Invocation, decision: AuthorityDecision, key: str) -> None:
+        """A denial is a row of its own; a decision that lets the action run goes in the
+        write-ahead row's transaction, one that asks a person with the request."""
+        self._ledger.append_event(self._decision_row(inv, decision, key))
+
     # -- invoke --------------------------------------------------------------------------
 
     def invoke(self, inv: Invocation) -> InvocationOutcome:
@@ -326,14 +340,15 @@ class CapabilityService:
         key = inv.origin.execution().key()
         for _ in range(GRANT_RACE_RETRIES + 1):
             decision = self._decide(inv, spec)
-            self._record_decision(inv, decision, key)
             if decision.decision is PolicyDecision.DENY:
+                self._record_decision(inv, decision, key)
                 return InvocationOutcome(OutcomeKind.DENIED, decision.reason, decision=decision)
             if decision.decision is PolicyDecision.APPROVE:
-                return self._raise_approval(inv, decision)
+                return self._raise_approval(inv, decision, self._decision_row(inv, decision, key))
             held_in = decision.grant_namespace or inv.namespace
             if decision.grant is None or self._consume(held_in, decision.grant):
-                return self._execute(inv, decision, inv.origin.execution(), spec)
+                decided = self._decision_row(inv, decision, key)
+                return self._execute(inv, decision, inv.origin.execution(), spec, decided)
             # Lost the race for the grant's last operation: decide again without it.
         return InvocationOutcome(
             OutcomeKind.DENIED, "every covering grant was used up concurrently"
@@ -393,8 +408,12 @@ class CapabilityService:
         decision: AuthorityDecision,
         origin: ExecutionOrigin,
         spec: MindSpec,
+        decided: EventRecord | None,
         approval: str | None = None,
     ) -> InvocationOutcome:
+        """Act once under ``origin``'s key. Three rows and the write-ahead row go in one
+        transaction before the action (``decided``, the decision that allowed it, when not
+        recorded already, and ``tool_authorised``); the outcome and its row in another."""
         cap = self._registry[inv.capability]
         authority: dict[str, JsonValue] = {
             "decision": decision.decision.value,
@@ -414,21 +433,29 @@ class CapabilityService:
             authority=authority,
             started_at=self._clock(),
         )
+        subject = self._subject(inv)
+
+        def base(row: ExecutionRecord) -> dict[str, JsonValue]:
+            return {
+                "capability": inv.capability,
+                "target": decision.target,
+                "execution": row.id,
+                "approval": approval,
+                "grant": decision.grant,
+            }
+
+        def told(row: ExecutionRecord) -> list[EventRecord]:
+            authorised = self._row(
+                inv.namespace, inv.origin.mind, "tool_authorised", origin.key(), base(row), subject
+            )
+            return [*([decided] if decided is not None else []), authorised]
+
         failpoints.hit("before-write-ahead", inv.capability)
-        row, inserted = self._ledger.begin_execution(record)
+        row, inserted = self._ledger.begin_execution(record, told)
         assert row.id is not None
         if not inserted:
             return self._adopt(row)
         failpoints.hit("after-write-ahead", inv.capability)
-        subject = self._subject(inv)
-        base: dict[str, JsonValue] = {
-            "capability": inv.capability,
-            "target": decision.target,
-            "execution": row.id,
-            "approval": approval,
-            "grant": decision.grant,
-        }
-        self._event(inv.namespace, inv.origin.mind, "tool_authorised", origin.key(), base, subject)
         try:
             result = self._drivers.invoke(
                 inv.capability,
@@ -438,6 +465,7 @@ class CapabilityService:
         except Exception as exc:  # a driver bug must still leave an outcome in the ledger
             result = DriverResult.failure(f"driver error: {type(exc).__name__}: {exc}")
         status = ExecutionStatus.EXECUTED if result.ok else ExecutionStatus.FAILED
+        type_ = "tool_executed" if result.ok else "tool_failed"
         self._ledger.finish_execution(
             ExecutionOutcome(
                 execution_id=row.id,
@@ -447,16 +475,17 @@ class CapabilityService:
                 output=result.output,
                 error=(result.error or None) and result.error[:4096],
                 finished_at=self._clock(),
-            )
-        )
-        type_ = "tool_executed" if result.ok else "tool_failed"
-        self._event(
-            inv.namespace,
-            inv.origin.mind,
-            type_,
-            origin.key(),
-            {**base, "summary": result.summary, "error": result.error},
-            subject,
+            ),
+            [
+                self._row(
+                    inv.namespace,
+                    inv.origin.mind,
+                    type_,
+                    origin.key(),
+                    {**base(row), "summary": result.summary, "error": result.error},
+                    subject,
+                )
+            ],
         )
         kind = OutcomeKind.EXECUTED if result.ok else OutcomeKind.FAILED
         return InvocationOutcome(
@@ -520,7 +549,11 @@ class CapabilityService:
             self._resources.create(APPROVAL, namespace, body)
         return name
 
-    def _raise_approval(self, inv: Invocation, decision: AuthorityDecision) -> InvocationOutcome:
+    def _raise_approval(
+        self, inv: Invocation, decision: AuthorityDecision, decided: EventRecord
+    ) -> InvocationOutcome:
+        """Ask a person: the Approval, then the decision that sent it to them and the request,
+        in one transaction."""
         spec = ApprovalSpec(
             kind=ApprovalKind.ACTION,
             mind=inv.origin.mind,
@@ -533,7 +566,7 @@ class CapabilityService:
             expires_at=self._clock() + inv.approval_ttl,
         )
         name = self._create_approval(inv.namespace, inv.origin, spec, inv.batch_key)
-        self._event(
+        requested = self._row(
             inv.namespace,
             inv.origin.mind,
             "tool_requested",
@@ -541,6 +574,7 @@ class CapabilityService:
             {"capability": inv.capability, "target": decision.target, "approval": name},
             self._subject(inv),
         )
+        self._ledger.append_events([decided, requested])
         return InvocationOutcome(
             OutcomeKind.PENDING, f"waiting for approval {name}", approval=name, decision=decision
         )
@@ -623,11 +657,12 @@ class CapabilityService:
             registry=self._registry,
         )
         key = idempotency_key("approved", approval_uid)
-        self._record_decision(inv, decision, key)
         if decision.decision is PolicyDecision.DENY:
+            self._record_decision(inv, decision, key)
             return InvocationOutcome(
                 OutcomeKind.DENIED, f"not executed: {decision.reason}", decision=decision
             )
+        decided = self._decision_row(inv, decision, key)
         execution = inv.origin.execution().model_copy(
             update={"approval": approval, "approval_uid": approval_uid}
         )
@@ -637,12 +672,18 @@ class CapabilityService:
         # Reaching into another namespace spends the grant held there, approved or not.
         crossing = decision.grant_namespace, decision.grant
         if crossing[0] and crossing[1] and not self._consume(crossing[0], crossing[1]):
+            self._ledger.append_event(decided)
             return InvocationOutcome(
                 OutcomeKind.DENIED, "not executed: the grant for the other namespace is used up"
             )
         evidence: dict[str, JsonValue] = {**inv.evidence, "decidedBy": decided_by}
         return self._execute(
-            replace(inv, evidence=evidence), decision, execution, mind_spec, approval=approval
+            replace(inv, evidence=evidence),
+            decision,
+            execution,
+            mind_spec,
+            decided,
+            approval=approval,
         )
 
     def create_approved_grant(

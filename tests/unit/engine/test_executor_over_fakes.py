@@ -171,7 +171,7 @@ def test_a_crash_before_the_write_ahead_row_runs_the_action_once_as_the_same_att
     world.plan("heal", [restart("P1")])
     begin = world.ledger.begin_execution
 
-    def die(record: Any) -> Any:
+    def die(record: Any, told: Any = None) -> Any:
         world.ledger.begin_execution = begin  # type: ignore[method-assign]
         raise Crash("before the write-ahead row")
 

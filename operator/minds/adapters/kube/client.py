@@ -21,19 +21,25 @@ COMPONENT = "minds-controller"
 _SA_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 
-def api_client(kubeconfig: str | None = None, context: str | None = None) -> client.ApiClient:
-    """An API client from a kubeconfig (explicit, $KUBECONFIG, ~/.kube) or the pod's account."""
+def api_client(
+    kubeconfig: str | None = None, context: str | None = None, *, connections: int | None = None
+) -> client.ApiClient:
+    """An API client from a kubeconfig (explicit, $KUBECONFIG, ~/.kube) or the pod's account.
+
+    ``connections``: how many connections to keep open, at least as many as threads that call
+    at once. The library's default (five per core) is smaller than a controller's worker pools;
+    every call beyond it opens a connection, pays a TLS handshake on both ends and throws the
+    connection away."""
+    cfg = client.Configuration()
     try:
-        return cast(
-            client.ApiClient,
-            config.new_client_from_config(  # type: ignore[no-untyped-call]
-                config_file=kubeconfig, context=context
-            ),
+        config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=kubeconfig, context=context, client_configuration=cfg
         )
     except config.ConfigException:
-        cfg = client.Configuration()
         config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
-        return client.ApiClient(cfg)
+    if connections is not None:
+        cfg.connection_pool_maxsize = connections
+    return client.ApiClient(cfg)
 
 
 def current_namespace(kubeconfig: str | None = None, context: str | None = None) -> str:

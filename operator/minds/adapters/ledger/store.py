@@ -14,7 +14,7 @@ The API is synchronous; async callers run it in a thread (`asyncio.to_thread`).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from types import TracebackType
@@ -126,11 +126,17 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
 
     # -- executions -----------------------------------------------------------------------
 
-    def begin_execution(self, record: ExecutionRecord) -> tuple[ExecutionRecord, bool]:
+    def begin_execution(
+        self,
+        record: ExecutionRecord,
+        told: Callable[[ExecutionRecord], Sequence[EventRecord]] | None = None,
+    ) -> tuple[ExecutionRecord, bool]:
         """Write the write-ahead row; if its origin key exists, return that row and False.
 
         The unique origin key is what makes "an approved action executes exactly once" hold
-        across controllers: only one insert can win.
+        across controllers: only one insert can win. ``told``: the event rows that tell of a
+        new write-ahead row, computed from it as inserted and written in its transaction, so
+        they are there if and only if it is.
         """
         statement = (
             insert(ExecutionRow)
@@ -152,14 +158,18 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
         with self.session() as session:
             new_id = session.execute(statement).scalar_one_or_none()
             if new_id is not None:
-                return record.model_copy(update={"id": new_id}), True
+                inserted = record.model_copy(update={"id": new_id})
+                for event in told(inserted) if told is not None else ():
+                    insert_event(session, event)
+                return inserted, True
             row = session.execute(
                 select(ExecutionRow).where(ExecutionRow.origin_key == record.origin_key)
             ).scalar_one()
             return _execution_record(row), False
 
-    def finish_execution(self, outcome: ExecutionOutcome) -> bool:
-        """Record the outcome once; False if one was already recorded."""
+    def finish_execution(self, outcome: ExecutionOutcome, told: Sequence[EventRecord] = ()) -> bool:
+        """Record the outcome once, with the event rows that tell of it in the same
+        transaction; False if one was already recorded (and so were they)."""
         statement = (
             insert(ExecutionOutcomeRow)
             .values(
@@ -175,7 +185,11 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
             .returning(ExecutionOutcomeRow.id)
         )
         with self.session() as session:
-            return session.execute(statement).scalar_one_or_none() is not None
+            if session.execute(statement).scalar_one_or_none() is None:
+                return False
+            for event in told:
+                insert_event(session, event)
+            return True
 
     def execution(self, origin_key: str) -> tuple[ExecutionRecord, ExecutionOutcome | None] | None:
         """The execution with this origin key and its outcome (None: outcome unknown)."""
