@@ -54,8 +54,9 @@ from bench.measure import (
     scrape,
 )
 from bench.scale import ScaleResult, plot, scale_phase
-from bench.watch_latency import FirstSeen
+from bench.watch_latency import Changes, FirstSeen, Stream
 from bench.watch_latency import measure as measure_watch_latency
+from minds.adapters.drivers.kubernetes import RESTARTED_AT
 from minds.controller.workers import WORKERS
 from minds.devenv import cluster as devcluster
 from minds.devenv import postgres
@@ -323,7 +324,8 @@ class ReadOnlyResult:
 class ApprovalResult:
     plans: int
     concurrency: int
-    latencies: list[float]  # decision written -> step completed
+    latencies: list[float]  # decision sent -> step completed, by watch
+    acted: list[float]  # decision sent -> the restart seen on the Deployment, by watch
     raised: list[float]  # plan applied -> step awaiting_approval
     cost: Cost
     rss_peak: int
@@ -816,6 +818,7 @@ class Track:
     raised: float | None = None
     approval: str | None = None
     decided: float | None = None
+    acted: float | None = None
     done: float | None = None
 
 
@@ -831,6 +834,11 @@ def decide(env: Env, namespace: str, approval: str) -> None:
         _content_type="application/merge-patch+json",
         _request_timeout=30,
     )
+
+
+def _restarted_at(deployment: dict[str, Any]) -> object:
+    template = (deployment.get("spec") or {}).get("template") or {}
+    return ((template.get("metadata") or {}).get("annotations") or {}).get(RESTARTED_AT)
 
 
 def _done(plan: dict[str, Any]) -> bool:
@@ -849,8 +857,23 @@ def approval_phase(env: Env, params: Params) -> ApprovalResult:
     todo = list(names)
     flight: dict[str, Track] = {}
     finished: list[Track] = []
-    kind = (PLAN.group, PLAN.version, PLAN.plural)
-    with measured(env) as cost, FirstSeen(env.admin, kind, ns, f"{LABEL}=approval", _done) as at:
+    # Timed by watch: the step completed (the Plan), and the action itself (the Deployment's
+    # restart annotation changing, which is what the approved restart does).
+    done, acted = FirstSeen(_done), Changes(_restarted_at)
+    plan_watch = Stream(
+        env.admin.list_namespaced_custom_object,
+        PLAN.group,
+        PLAN.version,
+        ns,
+        PLAN.plural,
+        label_selector=f"{LABEL}=approval",
+        seen=done,
+    )
+    apps = client.AppsV1Api(env.admin.api_client)
+    target = Stream(
+        apps.list_namespaced_deployment, ns, field_selector=f"metadata.name={TARGET}", seen=acted
+    )
+    with measured(env) as cost, plan_watch, target:
         rss_since = t0 = time.monotonic()
         phase_deadline = deadline_after(params.timeout)
         while todo or flight:
@@ -889,8 +912,9 @@ def approval_phase(env: Env, params: Params) -> ApprovalResult:
                             # Timed from sending, as the watch latency it is compared with.
                             track.decided = time.monotonic()
                             decide(env, ns, ref)
-                elif state.get("status") == "completed" and at.at(name) is not None:
-                    track.done = at.at(name)
+                elif state.get("status") == "completed" and done.at(name) is not None:
+                    track.done = done.at(name)
+                    track.acted = acted.first_after(track.decided)
                     finished.append(flight.pop(name))
                     continue
                 now = time.monotonic()
@@ -911,6 +935,7 @@ def approval_phase(env: Env, params: Params) -> ApprovalResult:
         plans=len(finished),
         concurrency=params.approval_concurrency,
         latencies=[t.done - t.decided for t in finished if t.done and t.decided],
+        acted=[t.acted - t.decided for t in finished if t.acted and t.decided],
         raised=[t.raised - t.created for t in finished if t.raised],
         cost=result_cost,
         rss_peak=env.sampler.peak(rss_since, rss_until + 1),
@@ -1089,9 +1114,11 @@ def run(params: Params, state_dir: Path) -> Results:
         approvals = approval_phase(env, params) if params.approvals > 0 else None
         if approvals is not None:
             print(
-                "bench: approvals: p50 "
-                f"{percentile(approvals.latencies, 50):.2f} s, p95 "
-                f"{percentile(approvals.latencies, 95):.2f} s",
+                "bench: approvals, to the action: p50 "
+                f"{percentile(approvals.acted, 50):.3f} s, p95 "
+                f"{percentile(approvals.acted, 95):.3f} s; to the step completed: p50 "
+                f"{percentile(approvals.latencies, 50):.3f} s, p95 "
+                f"{percentile(approvals.latencies, 95):.3f} s",
                 flush=True,
             )
         watch_latencies = measure_watch_latency(

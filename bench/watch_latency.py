@@ -67,28 +67,24 @@ def measure(kubeconfig: Path, namespace: str, samples: int, timeout: float = 10.
     return latencies
 
 
-class FirstSeen:
-    """When each Plan was first seen, by watch, in the state ``reached`` asks for: the bench
-    times reactions from the watch, as the controller sees the world, not from polls whose
-    interval would add up to one period of error."""
+class Stream:
+    """A watch in a thread of its own: each event's object (as JSON) goes to ``seen`` with the
+    time it arrived. The bench times reactions from watches, as the controller sees the world,
+    not from polls whose interval would add up to one period of error."""
 
     def __init__(
         self,
-        api: client.CustomObjectsApi,
-        kind: tuple[str, str, str],
-        namespace: str,
-        selector: str,
-        reached: Callable[[dict[str, Any]], bool],
+        list_call: Callable[..., Any],
+        *args: Any,
+        seen: Callable[[str, dict[str, Any], float], None],
+        **kwargs: Any,
     ) -> None:
-        self._api, self._kind, self._namespace = api, kind, namespace
-        self._selector, self._reached = selector, reached
-        self._seen: dict[str, float] = {}
-        self._lock = threading.Lock()
+        self._call, self._args, self._kwargs, self._seen = list_call, args, kwargs, seen
         self._watch = watch.Watch()  # type: ignore[no-untyped-call]
         self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._listen, name="first-seen", daemon=True)
+        self._thread = threading.Thread(target=self._listen, name="bench-watch", daemon=True)
 
-    def __enter__(self) -> FirstSeen:
+    def __enter__(self) -> Stream:
         self._thread.start()
         return self
 
@@ -96,29 +92,50 @@ class FirstSeen:
         self._stopped.set()
         self._watch.stop()  # type: ignore[no-untyped-call]
 
-    def at(self, name: str) -> float | None:
-        with self._lock:
-            return self._seen.get(name)
-
     def _listen(self) -> None:
         try:
-            self._stream()
+            for event in self._watch.stream(  # type: ignore[no-untyped-call]
+                self._call, *self._args, **self._kwargs
+            ):
+                self._seen(event["type"], event["raw_object"], time.monotonic())
         except Exception:
             if not self._stopped.is_set():  # stopping closes the connection under the stream
                 raise
 
-    def _stream(self) -> None:
-        group, version, plural = self._kind
-        for event in self._watch.stream(  # type: ignore[no-untyped-call]
-            self._api.list_namespaced_custom_object,
-            group,
-            version,
-            self._namespace,
-            plural,
-            label_selector=self._selector,
-        ):
-            arrived = time.monotonic()
-            body = event["object"]
-            if event["type"] in ("ADDED", "MODIFIED") and self._reached(body):
-                with self._lock:
-                    self._seen.setdefault(body["metadata"]["name"], arrived)
+
+class FirstSeen:
+    """When each object was first seen, by watch, in the state ``reached`` asks for."""
+
+    def __init__(self, reached: Callable[[dict[str, Any]], bool]) -> None:
+        self._reached = reached
+        self._seen: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, type_: str, body: dict[str, Any], arrived: float) -> None:
+        if type_ in ("ADDED", "MODIFIED") and self._reached(body):
+            with self._lock:
+                self._seen.setdefault(body["metadata"]["name"], arrived)
+
+    def at(self, name: str) -> float | None:
+        with self._lock:
+            return self._seen.get(name)
+
+
+class Changes:
+    """When a value of one object changed, by watch: (arrival, new value), in order."""
+
+    def __init__(self, value: Callable[[dict[str, Any]], object]) -> None:
+        self._value = value
+        self._changes: list[tuple[float, object]] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, type_: str, body: dict[str, Any], arrived: float) -> None:
+        value = self._value(body)
+        with self._lock:
+            if not self._changes or self._changes[-1][1] != value:
+                self._changes.append((arrived, value))
+
+    def first_after(self, since: float) -> float | None:
+        """The first change that arrived after ``since``."""
+        with self._lock:
+            return next((at for at, _ in self._changes if at > since), None)

@@ -81,9 +81,24 @@ def run(
     import minds.controller  # noqa: F401  (registers the handlers)
 
     kopf.configure(verbose=verbose, log_format=kopf.LogFormat.PLAIN)
-    logging.getLogger("kubernetes").setLevel(logging.WARNING)
+    set_log_levels(verbose=verbose)
     install_log_masking()
     kopf.run(clusterwide=not peering["namespaces"], liveness_endpoint=liveness, **peering)
+
+
+#: Loggers that say little worth a line unless asked: the Kubernetes client's requests, and
+#: kopf's per-object successes (a line for every watch event handled, thousands an hour, which
+#: bury the warnings and errors that the same logger carries).
+CHATTY: dict[str, tuple[int, int]] = {
+    "kubernetes": (logging.WARNING, logging.WARNING),
+    "kopf.objects": (logging.WARNING, logging.NOTSET),
+}
+
+
+def set_log_levels(*, verbose: bool) -> None:
+    """Quiet the chatty loggers; ``--verbose`` lets kopf's per-object lines through."""
+    for name, (quiet, loud) in CHATTY.items():
+        logging.getLogger(name).setLevel(loud if verbose else quiet)
 
 
 def _shard_peering(

@@ -175,11 +175,14 @@ def approval_reconcile(
 ) -> None:
     assert namespace is not None, "Approvals are namespaced"
     scheduler: Scheduler = memo.scheduler
+    # The asking plan looks at once, beside this handler rather than after it: its executor
+    # checks the decision itself (from spec and the ledger) before acting, and whichever of
+    # the two records the decision first, the other finds it recorded.
+    _wake_asking_plan(memo, namespace, spec)
     try:
         after = memo.wiring.approvals.reconcile(namespace, name)
     except NotFound:
         return
-    _wake_asking_plan(memo, namespace, spec)
     if (after.get("status") or {}).get("phase") not in _UNDECIDED:
         scheduler.cancel("expiry", (namespace, name))
         return
