@@ -20,6 +20,8 @@ from minds.controller.settings import ControllerConfig
 from minds.controller.wiring import Wiring, build
 from minds.controller.workers import WORKERS
 from minds.domain.errors import NotFound, Refused
+from minds.domain.execution.machine import FINAL_PLAN, OPEN_PLAN
+from minds.domain.plan_retention import CONCLUSION
 from minds.domain.resources.common import API_GROUP, API_VERSION
 from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
 from minds.domain.resources.plan import RELEASE_ANNOTATION
@@ -141,13 +143,12 @@ def plan_admit(
         wiring.executor.conclude_missed(namespace, name)
 
 
-#: Plans that run (a replan interrupted by a crash is finished by whoever looks next).
-OPEN_PHASES = frozenset(
-    {"validated", "waiting", "executing", "awaiting_approval", "blocked", "replanning"}
-)
-#: Plans whose task has run its last tick, which concluded them.
-_FINISHED = ("completed", "failed")
-_DONE = frozenset({"completed", "failed", "superseded", "abandoned", "draft"})
+#: Phases as the watch hands them (strings): plans that run get a task; a plan that finished
+#: with a conclusion the ledger keeps is concluded at start if it never was; a task ends at a
+#: final phase.
+OPEN_PHASES = frozenset(phase.value for phase in OPEN_PLAN)
+_FINISHED = frozenset(phase.value for phase, event in CONCLUSION.items() if event is not None)
+_DONE = frozenset(phase.value for phase in FINAL_PLAN)
 
 #: The safety net, not the clock: a plan sleeps until the next-run time its status asks for
 #: (a wait, a verify or monitor window, a lease) or until something wakes it (its spec, a write

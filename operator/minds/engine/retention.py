@@ -24,10 +24,10 @@ from minds.domain.plan_retention import (
     expiry,
     plan_event_key,
 )
-from minds.domain.resources.kinds import MIND, PLAN
-from minds.domain.resources.mind import MindSpec
+from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.plan import PlanResourceStatus
-from minds.engine.ports import Clock, NotFound, ResourcePort
+from minds.engine.mind_reading import mind_spec
+from minds.engine.ports import Clock, ResourcePort
 
 log = logging.getLogger(__name__)
 
@@ -79,13 +79,8 @@ class PlanRetention:
         return expiry(status, created, ttls[key])
 
     def _ttl(self, namespace: str, mind: str) -> int:
-        if not mind:
-            return DEFAULT_PLAN_TTL_SECONDS
-        try:
-            spec = MindSpec.model_validate(self._resources.get(MIND, namespace, mind)["spec"])
-        except (NotFound, ValidationError, KeyError):
-            return DEFAULT_PLAN_TTL_SECONDS
-        return spec.plan_ttl_seconds_after_finished
+        spec = mind_spec(self._resources, namespace, mind)
+        return spec.plan_ttl_seconds_after_finished if spec else DEFAULT_PLAN_TTL_SECONDS
 
     def _concluded(self, body: Mapping[str, Any], found: Expiry) -> bool:
         """A finished plan stays until what it meant is in the ledger (its daemon records that;

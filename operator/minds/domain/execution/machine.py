@@ -55,6 +55,9 @@ RUNNABLE = frozenset(
         PlanStatus.BLOCKED,
     }
 )
+#: Plans that still run: the runnable ones, and one whose replan a crash interrupted (whoever
+#: looks next finishes it).
+OPEN_PLAN = RUNNABLE | {PlanStatus.REPLANNING}
 FINAL_PLAN = frozenset(
     {
         PlanStatus.COMPLETED,

@@ -17,6 +17,7 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from minds.domain.beliefs import PredictionStatus
+from minds.domain.execution.machine import OPEN_PLAN
 from minds.domain.metrics import catalogue as m
 from minds.domain.metrics.catalogue import MetricSpec
 from minds.domain.planning.model import (
@@ -32,16 +33,7 @@ from minds.domain.resources.mind import MindSpec, PlanBudget
 from minds.domain.resources.plan import PlanResourceStatus
 
 #: Plans the executor still advances; their steps and budgets are what people watch.
-OPEN_PHASES: Final = frozenset(
-    {
-        PlanStatus.VALIDATED,
-        PlanStatus.WAITING,
-        PlanStatus.EXECUTING,
-        PlanStatus.BLOCKED,
-        PlanStatus.AWAITING_APPROVAL,
-        PlanStatus.REPLANNING,
-    }
-)
+OPEN_PHASES: Final = OPEN_PLAN
 
 # A step's status says *that* it is blocked or waiting; why is only in its reason, which the
 # executor and the capability service write starting with these words.

@@ -6,22 +6,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
 from minds.domain.capabilities.registry import CapabilityRegistry
 from minds.domain.planning.model import Plan
-from minds.domain.resources.kinds import MIND, PLAN
+from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.mind import MindSpec
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.approval_service import ApprovalService
 from minds.engine.capability_service import CapabilityService
+from minds.engine.mind_reading import mind_spec
 from minds.engine.planning_service import PlanningService
 from minds.engine.ports import (
     Clock,
     Conflict,
     EventPort,
     ExecutorLedger,
-    NotFound,
     ResourcePort,
 )
 
@@ -50,12 +48,7 @@ def read_plan(
 
 
 def read_mind(deps: Deps, namespace: str, name: str | None) -> MindSpec | None:
-    if not name:
-        return None
-    try:
-        return MindSpec.model_validate(deps.resources.get(MIND, namespace, name)["spec"])
-    except (NotFound, ValidationError, KeyError):
-        return None
+    return mind_spec(deps.resources, namespace, name)
 
 
 def write_plan_status(
