@@ -6,6 +6,7 @@ clock set past the TTL, against the real API server and the real ledger.
 
 from __future__ import annotations
 
+import subprocess
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -13,12 +14,14 @@ import pytest
 
 from minds.adapters.kube.client import KubeResources, api_client
 from minds.adapters.ledger import Ledger
+from minds.devenv.kubectl import kubectl
 from minds.domain.ledger import idempotency_key
 from minds.domain.resources.kinds import PLAN
 from minds.engine.retention import REMOVED, PlanRetention
 from tests.e2e.executor_support import (
     apply,
     deployment,
+    grant_request,
     mind,
     operator_plan,
     plan_body,
@@ -107,3 +110,28 @@ def test_a_finished_plan_whose_conclusion_is_not_recorded_stays(
     _retention(cluster, e2e_ledger, timedelta(seconds=TTL + 120)).sweep([unconcluded])
     assert "done" in plan_names(cluster, namespace)
     assert not _removed(e2e_ledger, unconcluded["metadata"]["uid"])
+
+
+def test_the_controllers_token_deletes_only_finished_plans(
+    cluster: Cluster, namespace: str, finished: dict[str, Any]
+) -> None:
+    """RBAC grants the controller `delete` on plans for retention; admission narrows it to plans
+    that are history, so its token can never make an open plan (or a draft) go away."""
+    apply(cluster, operator_plan(namespace, "asks", [grant_request("R1", namespace)]))
+    wait_phase(cluster, namespace, "asks", "awaiting_approval")
+    orphan = operator_plan(namespace, "orphan", [read_step("S1", namespace)], mind_name="nobody")
+    apply(cluster, orphan)
+    wait_phase(cluster, namespace, "orphan", "draft")
+
+    def delete(name: str) -> subprocess.CompletedProcess[str]:
+        return kubectl(
+            cluster.controller_kubeconfig, "delete", "plan", name, "-n", namespace, check=False
+        )
+
+    for name, phase in (("asks", "awaiting_approval"), ("orphan", "draft")):
+        refused = delete(name)
+        assert refused.returncode != 0
+        assert f"deletes only finished plans; this one is {phase}" in refused.stderr
+    assert {"asks", "orphan", "done"} <= set(plan_names(cluster, namespace))
+    assert delete("done").returncode == 0  # finished: history, the controller's to remove
+    assert "done" not in plan_names(cluster, namespace)

@@ -57,6 +57,7 @@ def test_every_rendered_object_is_valid_kubernetes(helm: Helm) -> None:
         "approval-policy.yaml",
         "controller-workload-policy.yaml",
         "namespace-policy.yaml",
+        "controller-plan-deletion-policy.yaml",
     ],
 )
 def test_rbac_and_policies_are_the_files_themselves(helm: Helm, name: str) -> None:
@@ -75,7 +76,11 @@ def test_admission_policies_follow_the_release_service_account(helm: Helm) -> No
     objects = helm.objects({"serviceAccount.name": "ops-minds"}, namespace="platform")
     text = yaml.safe_dump_all(objects)
     assert "system:serviceaccount:minds-system:minds-controller" not in text
-    for policy in ("minds-controller-workload-writes", "minds-namespace-fence"):
+    for policy in (
+        "minds-controller-workload-writes",
+        "minds-namespace-fence",
+        "minds-controller-plan-deletion",
+    ):
         rendered = yaml.safe_dump(find(objects, "ValidatingAdmissionPolicy", policy))
         assert "'system:serviceaccount:platform:ops-minds'" in rendered
     binding = find(objects, "ClusterRoleBinding", "minds-controller:platform:ops-minds")
