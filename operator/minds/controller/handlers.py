@@ -21,7 +21,7 @@ from minds.controller.wiring import Wiring, build
 from minds.controller.workers import WORKERS
 from minds.domain.errors import NotFound, Refused
 from minds.domain.execution.machine import FINAL_PLAN, OPEN_PLAN
-from minds.domain.plan_retention import CONCLUSION
+from minds.domain.plan_retention import CONCLUSION, MIN_LOOK, next_look
 from minds.domain.resources.common import API_GROUP, API_VERSION
 from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
 from minds.domain.resources.plan import RELEASE_ANNOTATION
@@ -66,20 +66,14 @@ async def close(memo: kopf.Memo, **_: Any) -> None:
         wiring.close()
 
 
-#: Finished plans are removed to the minute, not to the second: a TTL is days long.
-RETENTION_MIN_SLEEP = 60.0
-#: Looked at least this often, so a plan that finished since the last look is not forgotten.
-RETENTION_MAX_SLEEP = 3600.0
-
-
 async def _retain_plans(wiring: Wiring) -> None:
     """One timer for every finished plan: sleep until the earliest is due, then remove what is.
     The first look waits a minute: the store fills from the watch after start-up, and the plans
     that finished while the controller was down conclude first (a sweep only ever removes what
     it sees, so an early look would only remove less)."""
-    delay = RETENTION_MIN_SLEEP
+    delay = MIN_LOOK
     while True:
-        await asyncio.sleep(delay)
+        await asyncio.sleep(delay.total_seconds())
         try:
             due = await asyncio.to_thread(
                 lambda: wiring.retention.sweep(wiring.store.objects(PLAN))
@@ -87,8 +81,7 @@ async def _retain_plans(wiring: Wiring) -> None:
         except Exception:  # a failed sweep is logged and tried again at the next one
             logging.getLogger(__name__).exception("removing finished plans failed")
             due = None
-        until = (due - datetime.now(UTC)).total_seconds() if due else RETENTION_MAX_SLEEP
-        delay = min(RETENTION_MAX_SLEEP, max(RETENTION_MIN_SLEEP, until))
+        delay = next_look(due, datetime.now(UTC))
 
 
 @kopf.on.resume(API_GROUP, API_VERSION, MIND.plural)

@@ -18,7 +18,20 @@ from minds.domain.planning.model import PlanStatus
 from minds.domain.resources.mind import DEFAULT_PLAN_TTL_SECONDS
 from minds.domain.resources.plan import PlanResourceStatus
 
-__all__ = ["DEFAULT_PLAN_TTL_SECONDS", "Expiry", "expiry", "finished_at", "plan_event_key"]
+__all__ = [
+    "DEFAULT_PLAN_TTL_SECONDS",
+    "Expiry",
+    "expiry",
+    "finished_at",
+    "next_look",
+    "plan_event_key",
+]
+
+#: Finished plans are removed to the minute, not to the second: a TTL is days long.
+MIN_LOOK = timedelta(seconds=60)
+#: Looked at least this often, so a plan that finished since the last look is not forgotten:
+#: the most a removal can be late.
+MAX_LOOK = timedelta(hours=1)
 
 #: The ledger event that shows a plan's conclusion was recorded, by final phase. Superseded and
 #: abandoned plans are concluded by whatever superseded or abandoned them.
@@ -59,3 +72,11 @@ def expiry(status: PlanResourceStatus, created: datetime, ttl_seconds: int) -> E
     if end is None:
         return None
     return Expiry(end + timedelta(seconds=ttl_seconds), CONCLUSION[status.phase])
+
+
+def next_look(due: datetime | None, now: datetime) -> timedelta:
+    """How long the remover sleeps after a look that found ``due`` as the earliest next expiry
+    (None: nothing finished is waiting)."""
+    if due is None:
+        return MAX_LOOK
+    return min(MAX_LOOK, max(MIN_LOOK, due - now))
