@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.e2e.test_world import ready
-from tests.e2e.test_world_faults import (
+from tests.e2e.world_support import (
     all_pods,
     broken_again,
     crash_looping,
     never_ready,
+    ready,
     rollout_fails,
 )
 from tests.fixtures.cluster import REPO, Cluster

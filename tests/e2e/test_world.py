@@ -7,46 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tests.e2e.world_support import NAME, deployment, pods, ready, rollout_status
 from tests.fixtures.cluster import Cluster
 from tests.fixtures.waiting import eventually
-
-NAME = "atlas-worker"
-
-
-def deployment(namespace: str, replicas: int = 2, labels: dict[str, str] | None = None) -> str:
-    template_labels = {"app": NAME, **(labels or {})}
-    return json.dumps(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": NAME, "namespace": namespace},
-            "spec": {
-                "replicas": replicas,
-                "selector": {"matchLabels": {"app": NAME}},
-                "template": {
-                    "metadata": {"labels": template_labels},
-                    "spec": {"containers": [{"name": "worker", "image": "atlas-worker:1.0"}]},
-                },
-            },
-        }
-    )
-
-
-def pods(world: Cluster, namespace: str) -> list[dict[str, Any]]:
-    out = world.kubectl("get", "pods", "-n", namespace, "-l", f"app={NAME}", "-o", "json").stdout
-    items: list[dict[str, Any]] = json.loads(out)["items"]
-    return items
-
-
-def ready(pod: dict[str, Any]) -> bool:
-    conditions = pod.get("status", {}).get("conditions", [])
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
-
-
-def rollout_status(world: Cluster, namespace: str, timeout: str = "90s") -> None:
-    world.kubectl(
-        "rollout", "status", f"deployment/{NAME}", "-n", namespace, f"--timeout={timeout}"
-    )
 
 
 def test_a_deployment_gets_a_replicaset_and_ready_pods_on_simulated_nodes(
