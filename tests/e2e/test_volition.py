@@ -261,16 +261,20 @@ def test_a_fork_inherits_beliefs_but_runs_none_of_the_sources_work(
     assert e2e_ledger.executions(namespace=namespace, mind="keeper-two") == []
 
 
+@pytest.mark.usefixtures("world_controller")
 def test_a_workload_that_recovers_by_itself_withdraws_the_pending_request(
-    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+    world: Cluster, world_namespace: str, e2e_ledger: Ledger
 ) -> None:
+    cluster, namespace = world, world_namespace
     deployment(cluster, namespace)
-    set_health(cluster, namespace, healthy=False)
+    rollout_status(cluster, namespace)
+    break_pods(cluster, namespace)
     keeper(cluster, namespace)
     [plan] = eventually(lambda: plans_of(cluster, namespace), timeout=90, what="a plan")
     waiting = wait_step(cluster, namespace, plan["metadata"]["name"], "P1", "awaiting_approval")
-    # Nobody approves; the workload comes back on its own.
-    set_health(cluster, namespace, healthy=True)
+    # Nobody approves; the workload comes back without the mind: someone restarts it by hand.
+    cluster.kubectl("rollout", "restart", "deployment/atlas-worker", "-n", namespace)
+    rollout_status(cluster, namespace)
 
     def phase() -> str:
         obj = json.loads(
