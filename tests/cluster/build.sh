@@ -49,7 +49,7 @@ fi
 if [[ -z "$go_bin" ]]; then
     cat >&2 <<'EOF'
 error: the Go toolchain is required to build the local control plane (tests/cluster).
-Install Go 1.25 or newer (https://go.dev/doc/install), put its bin directory on PATH
+Install Go 1.26 or newer (https://go.dev/doc/install), put its bin directory on PATH
 (for example /usr/local/go/bin), then run this script again.
 Alternatively, point KUBECONFIG at an existing cluster and skip the local one.
 EOF

@@ -48,7 +48,7 @@ LOG_FILE = "devcluster.log"
 KUBECONFIG_FILE = "kubeconfig"
 
 _GO_MISSING = (
-    "The Go toolchain (1.25 or newer) is needed to build the local control plane in "
+    "The Go toolchain (1.26 or newer) is needed to build the local control plane in "
     "tests/cluster. Install it from https://go.dev/doc/install and put its bin directory "
     "(for example /usr/local/go/bin) on PATH, or set KUBECONFIG to an existing cluster."
 )
