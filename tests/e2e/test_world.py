@@ -51,3 +51,30 @@ def test_rollout_restart_replaces_the_pods(world: Cluster, world_namespace: str)
     after = eventually(replaced, timeout=60, what="only the new pods left")
     assert all(ready(p) for p in after)
     assert not set(before.values()) & {p["metadata"]["name"] for p in after}
+
+
+def test_each_component_acts_as_its_own_least_privileged_identity(
+    world: Cluster, world_namespace: str
+) -> None:
+    """The controllers act as one ServiceAccount each (as kube-controller-manager does with
+    --use-service-account-credentials), and kwok, which plays the kubelets, may write Pod
+    status but neither create workloads nor read Secrets."""
+    world.kubectl("apply", "-f", "-", input_=deployment(world_namespace))
+    rollout_status(world, world_namespace)
+    # kube-controller-manager creates the ServiceAccount of each controller it runs when,
+    # and only when, it acts as one ServiceAccount per controller.
+    accounts = world.kubectl("get", "serviceaccounts", "-n", "kube-system", "-o", "name").stdout
+    for controller in ("deployment-controller", "replicaset-controller", "namespace-controller"):
+        assert f"serviceaccount/{controller}" in accounts
+
+    def can(user: str, verb: str, resource: str, *subresource: str) -> bool:
+        args = ["auth", "can-i", verb, resource, "-n", world_namespace, f"--as={user}"]
+        args += [f"--subresource={s}" for s in subresource]
+        return world.kubectl(*args, check=False).stdout.strip() == "yes"
+
+    assert can("devcluster:kwok", "patch", "pods", "status")
+    assert not can("devcluster:kwok", "create", "pods")
+    assert not can("devcluster:kwok", "create", "deployments")
+    assert not can("devcluster:kwok", "get", "secrets")
+    assert can("system:kube-scheduler", "create", "pods", "binding")
+    assert not can("system:kube-scheduler", "get", "secrets")
