@@ -33,7 +33,6 @@ from tests.e2e.executor_support import (
     read_step,
     run_as,
     running_check,
-    set_health,
     step,
     steps_of,
     user_kubeconfig,
@@ -293,12 +292,16 @@ def test_an_outcome_that_cannot_be_observed_expires_unverified(
     assert approvals["items"] == []
 
 
+@pytest.mark.usefixtures("world_controller_without_errors")
 def test_a_precondition_already_true_skips_the_action_and_fulfils_the_intention(
-    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+    world: Cluster, world_namespace: str, e2e_ledger: Ledger
 ) -> None:
+    """In the world: the workload rolled out and runs, so the restart guarded by "not running"
+    is skipped."""
+    cluster, namespace = world, world_namespace
     mind(cluster, namespace)
     deployment(cluster, namespace)
-    set_health(cluster, namespace, healthy=True)
+    rollout_status(cluster, namespace)
     guarded = restart_step(
         namespace,
         precondition={
