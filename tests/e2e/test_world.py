@@ -5,10 +5,14 @@ scheduler and kwok's simulated kubelets move a Deployment from its spec to Ready
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+from pathlib import Path
 from typing import Any
 
+from minds.devenv import cluster as devcluster
 from tests.e2e.world_support import NAME, deployment, pods, ready, rollout_status
-from tests.fixtures.cluster import Cluster
+from tests.fixtures.cluster import REPO, Cluster
 from tests.fixtures.waiting import eventually
 
 
@@ -78,3 +82,21 @@ def test_each_component_acts_as_its_own_least_privileged_identity(
     assert not can("devcluster:kwok", "get", "secrets")
     assert can("system:kube-scheduler", "create", "pods", "binding")
     assert not can("system:kube-scheduler", "get", "secrets")
+
+
+def test_a_world_that_cannot_start_is_no_cluster_at_all(tmp_path: Path) -> None:
+    """Without kwok there are no nodes, so nothing would ever run: devcluster says so and
+    exits, stopping the API server it started, instead of announcing a cluster."""
+    binary = os.environ.get("MINDS_DEVCLUSTER") or str(devcluster.build_devcluster(REPO))
+    missing = tmp_path / "no-kwok-here"
+    proc = subprocess.run(
+        [binary, "--dir", str(tmp_path / "state"), "--world", "--kwok", str(missing)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert "READY" not in proc.stdout
+    assert f"kwok: {missing} not found" in proc.stderr
