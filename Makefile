@@ -46,7 +46,7 @@ prometheus: ## Install promtool and prometheus 2.42 from Debian's package into .
 	@bash scripts/build-prometheus.sh $(dir $(PROMTOOL))
 
 .PHONY: devcluster
-devcluster: system-tools ## Build the local control plane (etcd + kube-apiserver) into .cache/bin.
+devcluster: system-tools ## Build the local control plane and its world (docs/world.md) into .cache/bin.
 	@bash tests/cluster/build.sh $(DEVCLUSTER)
 
 .PHONY: crds
@@ -80,7 +80,7 @@ bench: venv devcluster helm ## Benchmark the executor on a fresh devcluster; rew
 	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(BIN)/python -m bench.executor_bench
 
 .PHONY: demo
-demo: venv tools ## Start everything, apply examples/mind.yaml, show it becoming Ready.
+demo: venv tools ## Start everything; a mind notices a broken workload and asks to restart it.
 ifeq ($(KUBECONFIG),)
 	@bash tests/cluster/build.sh $(DEVCLUSTER)
 	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(BIN)/minds demo

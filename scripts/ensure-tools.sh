@@ -18,7 +18,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 if [ -z "${KUBECONFIG:-}" ] && ! command -v go >/dev/null 2>&1; then
-  echo "Go 1.25 or newer is needed to build the local control plane (tests/cluster)." >&2
+  echo "Go 1.26 or newer is needed to build the local control plane (tests/cluster; kwok needs 1.26)." >&2
   echo "Install Go, or point KUBECONFIG at a cluster you chose." >&2
   exit 2
 fi

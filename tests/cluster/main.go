@@ -1,20 +1,24 @@
 // Command devcluster runs a throwaway Kubernetes control plane for development and tests:
-// an embedded etcd and an in-process kube-apiserver, both on 127.0.0.1.
+// an embedded etcd and an in-process kube-apiserver, both on 127.0.0.1, and with --world the
+// components that make workloads move (world.go): kube-controller-manager and kube-scheduler
+// in this process, and kwok beside it simulating the kubelets of --nodes nodes.
 //
 // There is no container engine where minds-operator is built and tested, and release binaries
 // cannot be downloaded, so the control plane is compiled from the Kubernetes Go modules instead
-// (much as envtest does with release binaries). There is no controller-manager, scheduler or
-// kubelet: objects are stored, validated, admitted and authorised exactly as in a real cluster,
-// but nothing reconciles them.
+// (much as envtest does with release binaries). Without --world nothing reconciles: objects are
+// stored, validated, admitted and authorised exactly as in a real cluster, and stay as written,
+// which tests that set a workload's status themselves rely on.
 //
 // Contract:
 //
-//	devcluster --dir DIR [--port N] [--stop-on-stdin-close] [-- extra kube-apiserver flags...]
+//	devcluster --dir DIR [--port N] [--stop-on-stdin-close] [--world [--nodes N] [--kwok PATH]]
+//	           [-- extra kube-apiserver flags...]
 //
 // DIR holds the etcd data (kept across restarts), the PKI (kept), a token file (new random
 // tokens on every start) and DIR/kubeconfig (rewritten on every start) with one context per
 // user: admin (system:masters), approver (minds:approvers), viewer (minds:viewers) and
-// intruder (no groups). When /readyz answers ok it prints exactly one line to stdout,
+// intruder (no groups). When /readyz answers ok (and, with --world, the simulated nodes are
+// Ready and the controllers run) it prints exactly one line to stdout,
 //
 //	READY kubeconfig=<abs path> server=https://127.0.0.1:<port>
 //
@@ -74,9 +78,13 @@ func run() int {
 	port := fs.Int("port", 0, "kube-apiserver secure port on 127.0.0.1 (0 = pick a free port)")
 	stdinStop := fs.Bool("stop-on-stdin-close", false,
 		"stop as on SIGTERM when stdin reaches end of file (a launcher that dies, even by SIGKILL, closes it)")
+	withWorld := fs.Bool("world", false,
+		"also run kube-controller-manager, kube-scheduler and kwok, so workloads roll out, run and break")
+	nodes := fs.Int("nodes", 2, "with --world: how many simulated nodes kwok runs")
+	kwok := fs.String("kwok", "", "with --world: the kwok binary (default: kwok beside this binary)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(),
-			"usage: devcluster --dir DIR [--port N] [--stop-on-stdin-close] [-- kube-apiserver flags...]\n")
+		fmt.Fprintf(fs.Output(), "usage: devcluster --dir DIR [--port N] [--stop-on-stdin-close] "+
+			"[--world [--nodes N] [--kwok PATH]] [-- kube-apiserver flags...]\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -93,6 +101,26 @@ func run() int {
 	if *port < 0 || *port > 65535 {
 		fmt.Fprintf(os.Stderr, "devcluster: invalid --port %d\n", *port)
 		return 2
+	}
+	if *nodes < 1 || *nodes > 100 {
+		fmt.Fprintf(os.Stderr, "devcluster: invalid --nodes %d (1 to 100)\n", *nodes)
+		return 2
+	}
+	var world *worldOptions
+	if *withWorld {
+		world = &worldOptions{nodes: *nodes, kwokBinary: *kwok}
+		if world.kwokBinary == "" {
+			self, err := os.Executable()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "devcluster: %v\n", err)
+				return 1
+			}
+			world.kwokBinary = filepath.Join(filepath.Dir(self), "kwok")
+		}
+		if err := prepareWorldFeatures(); err != nil {
+			fmt.Fprintf(os.Stderr, "devcluster: %v\n", err)
+			return 1
+		}
 	}
 
 	// Keep stdout for the READY line only: whatever a library prints to stdout goes to stderr.
@@ -112,7 +140,7 @@ func run() int {
 	if *stdinStop {
 		go stopOnStdinClose()
 	}
-	if err := serve(*dir, *port, fs.Args(), readyOut, sigs); err != nil {
+	if err := serve(*dir, *port, world, fs.Args(), readyOut, sigs); err != nil {
 		fmt.Fprintf(os.Stderr, "devcluster: %v\n", err)
 		return 1
 	}
@@ -182,7 +210,13 @@ func stopOnStdinClose() {
 	_ = unix.Kill(os.Getpid(), unix.SIGTERM)
 }
 
-func serve(dir string, port int, extraArgs []string, readyOut *os.File, sigs <-chan os.Signal) error {
+// worldOptions are the --world settings; nil means no world.
+type worldOptions struct {
+	nodes      int
+	kwokBinary string
+}
+
+func serve(dir string, port int, worldOpts *worldOptions, extraArgs []string, readyOut *os.File, sigs <-chan os.Signal) error {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -200,7 +234,11 @@ func serve(dir string, port int, extraArgs []string, readyOut *os.File, sigs <-c
 	if err != nil {
 		return fmt.Errorf("pki: %w", err)
 	}
-	tokens, err := writeTokens(filepath.Join(dir, "tokens.csv"))
+	identities := users
+	if worldOpts != nil {
+		identities = append(append([]user{}, users...), componentUsers...)
+	}
+	tokens, err := writeTokens(filepath.Join(dir, "tokens.csv"), identities)
 	if err != nil {
 		return fmt.Errorf("tokens: %w", err)
 	}
@@ -291,8 +329,22 @@ func serve(dir string, port int, extraArgs []string, readyOut *os.File, sigs <-c
 
 	var apiCode int
 	var apiExited bool
+	var running *world
+	var worldErr error
 	select {
 	case <-ready:
+		if worldOpts != nil {
+			running, worldErr = startWorld(context.Background(), worldConfig{
+				dir: filepath.Join(dir, "world"), server: server, caPEM: pki.caPEM, caFile: pki.caCert,
+				tokens: tokens, kwokBinary: worldOpts.kwokBinary, nodes: worldOpts.nodes,
+			})
+			if worldErr != nil {
+				// Stop the API server the ordinary way; the error is reported once it has.
+				_ = unix.Kill(os.Getpid(), unix.SIGTERM)
+				<-sigs
+				break
+			}
+		}
 		_, werr := fmt.Fprintf(readyOut, "READY kubeconfig=%s server=%s\n", kubeconfig, server)
 		_ = readyOut.Sync()
 		_ = readyOut.Close()
@@ -310,6 +362,9 @@ func serve(dir string, port int, extraArgs []string, readyOut *os.File, sigs <-c
 	case <-sigs:
 	}
 	cancel()
+	if running != nil {
+		running.stop()
+	}
 
 	if !apiExited {
 		// A signal arrived: kube-apiserver saw it too and is shutting down. Wait for it, but
@@ -327,6 +382,9 @@ func serve(dir string, port int, extraArgs []string, readyOut *os.File, sigs <-c
 			os.Exit(1)
 		}
 		closeEtcd(etcd)
+		if worldErr != nil {
+			return worldErr
+		}
 		if apiCode != 0 {
 			return fmt.Errorf("kube-apiserver exited with status %d", apiCode)
 		}

@@ -49,10 +49,10 @@ type tokenFile struct {
 
 // writeTokens writes a kube-apiserver --token-auth-file with a fresh random token per user,
 // so a token leaked from an earlier run (a log, a CI artefact) is worthless.
-func writeTokens(path string) (tokenFile, error) {
+func writeTokens(path string, identities []user) (tokenFile, error) {
 	tf := tokenFile{path: path, byUser: map[string]string{}}
 	var b strings.Builder
-	for _, u := range users {
+	for _, u := range identities {
 		raw := make([]byte, 24)
 		if _, err := rand.Read(raw); err != nil {
 			return tf, err

@@ -48,3 +48,12 @@ def alone(
     it again afterwards with the same pid file, log and liveness endpoint."""
     with paused(session_controller, cluster, e2e_database_url):
         yield
+
+
+@pytest.fixture
+def alone_in_world(
+    world_controller: ControllerHandle, world: Cluster, e2e_database_url: str
+) -> Iterator[None]:
+    """The same for the world's controller."""
+    with paused(world_controller, world, e2e_database_url):
+        yield

@@ -1,4 +1,7 @@
-"""Helpers for executor scenarios: the test plays "the world" by setting workload status."""
+"""Helpers for executor scenarios. On the plain ``cluster`` fixture nothing reconciles, and a
+test plays "the world" by setting workload status (``set_health``); the tests whose subject is
+what an action does to a workload run in the ``world`` instead (tests/e2e/world_support.py),
+where the same helpers create the objects and the real controllers move them."""
 
 from __future__ import annotations
 

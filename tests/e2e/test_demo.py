@@ -1,16 +1,23 @@
 """`minds demo` as the README runs it, on the path where the user brings a cluster and a
-Postgres (KUBECONFIG and MINDS_DATABASE_URL set)."""
+Postgres (KUBECONFIG and MINDS_DATABASE_URL set): a cluster whose world runs, so the story
+plays for real, and the README's commands after it, as written."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from minds.adapters.ledger import Ledger
-from tests.fixtures.cluster import Cluster
+from tests.fixtures.cluster import REPO, Cluster
+from tests.fixtures.docs import run_documented, sh_commands
 from tests.fixtures.postgres import LedgerDatabase
+from tests.fixtures.waiting import eventually
+
+README = REPO / "README.md"
 
 
 def minds(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -19,13 +26,13 @@ def minds(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=420,
         check=False,
     )
 
 
 def test_demo_on_an_existing_cluster_and_postgres(
-    cluster: Cluster,
+    world: Cluster,
     e2e_ledger_database: LedgerDatabase,
     e2e_database_url: str,
     e2e_ledger: Ledger,
@@ -33,7 +40,7 @@ def test_demo_on_an_existing_cluster_and_postgres(
 ) -> None:
     env = {
         **os.environ,
-        "KUBECONFIG": str(cluster.kubeconfig),
+        "KUBECONFIG": str(world.kubeconfig),
         "MINDS_DATABASE_URL": e2e_database_url,
         "MINDS_DATABASE_OWNER_URL": e2e_ledger_database.owner_url,
         "COLUMNS": "200",
@@ -49,19 +56,61 @@ def test_demo_on_an_existing_cluster_and_postgres(
         assert "default/atlas-keeper" in out
         assert f"source {state / 'env'}" in out
         env_file = (state / "env").read_text()
-        assert f"export KUBECONFIG={cluster.kubeconfig}" in env_file
+        assert f"export KUBECONFIG={world.kubeconfig}" in env_file
 
-        table = cluster.kubectl("get", "minds", "-n", "default").stdout
+        table = world.kubectl("get", "minds", "-n", "default").stdout
         assert "atlas-keeper" in table
         assert "True" in table
         assert e2e_ledger.events(namespace="default", mind="atlas-keeper", type="mind_registered")
+        _the_story_goes_on_as_the_readme_says(world, out, state, env)
         # What the controller wrote, as the application role, is chained and intact.
         verified = minds("db", "verify", env=env)
         assert verified.returncode == 0, verified.stdout
         assert "ledger intact" in verified.stdout
         # While the demo's controller still runs, so its finalizer is released.
-        cluster.kubectl("delete", "mind", "atlas-keeper", "-n", "default", "--timeout=60s")
+        world.kubectl("delete", "mind", "atlas-keeper", "-n", "default", "--timeout=60s")
+        world.kubectl("delete", "deployment", "atlas-worker", "-n", "default")
     finally:
         down = minds("dev", "down", "--state-dir", str(state), env=env)
     assert down.returncode == 0, down.stderr
     assert "controller" in down.stdout
+
+
+def _the_story_goes_on_as_the_readme_says(
+    world: Cluster, out: str, state: Path, env: dict[str, str]
+) -> None:
+    """The demo stopped where the mind asks; the README's commands take it from there."""
+    assert 'deployment "atlas-worker" successfully rolled out' in out
+    assert "CrashLoopBackOff" in out
+    asked = re.search(r"Plan (\S+) waits at step (P\d+) for approval (\S+)\.", out)
+    assert asked, out
+    plan, step, approval = asked.groups()
+    assert f"kubectl minds approve {approval} --context approver" in out
+    assert f"kubectl patch approval {approval} --context approver --type=merge" in out
+
+    commands = sh_commands(README, section="Two commands")
+    start = commands.index("source .dev/env")
+    story = commands[start + 1 : start + 5]
+    assert story[0].startswith("kubectl minds approve"), story
+    exported = dict(
+        line.removeprefix("export ").split("=", 1)
+        for line in (state / "env").read_text().splitlines()
+    )
+    substitutions = {"<approval>": approval, "<plan>": plan}
+    run_documented(story[:2], substitutions, exported, state)
+
+    def completed() -> bool:
+        obj = json.loads(world.kubectl("get", "plan", plan, "-n", "default", "-o", "json").stdout)
+        return bool(obj.get("status", {}).get("phase") == "completed")
+
+    eventually(completed, timeout=150, what=f"plan {plan} completed")
+    outputs = run_documented(story[2:], substitutions, exported, state)
+    assert plan in outputs["kubectl get plans"]
+    why = outputs[f"kubectl minds why plan/<plan> {step}"]
+    assert why.startswith(f"Step {plan}/{step}"), why
+    assert "approval" in why
+    pods = json.loads(
+        world.kubectl("get", "pods", "-n", "default", "-l", "app=atlas-worker", "-o", "json").stdout
+    )["items"]
+    assert pods
+    assert all("minds.dev/fault" not in p["metadata"]["labels"] for p in pods)

@@ -33,7 +33,6 @@ from tests.e2e.executor_support import (
     read_step,
     run_as,
     running_check,
-    set_health,
     step,
     steps_of,
     user_kubeconfig,
@@ -41,6 +40,16 @@ from tests.e2e.executor_support import (
     wait_step,
     workload,
 )
+from tests.e2e.world_support import (
+    FAULT,
+    all_pods,
+    break_pods,
+    crash_looping,
+    ready,
+    rollout_status,
+    wait_status,
+)
+from tests.e2e.world_support import deployment as faulty_deployment
 from tests.fixtures.cluster import REPO, Cluster, ControllerFactory
 from tests.fixtures.docs import sh_commands
 from tests.fixtures.waiting import eventually
@@ -54,6 +63,15 @@ def controller_without_errors(session_controller: ControllerHandle) -> Iterator[
     before = len(session_controller.log())
     yield
     assert_no_tracebacks(session_controller.log()[before:])
+
+
+@pytest.fixture
+def world_controller_without_errors(world_controller: ControllerHandle) -> Iterator[None]:
+    """The same for the controller in the world, for the tests whose subject is what an
+    action does to a workload: there the restart is real, and so is the healing or not."""
+    before = len(world_controller.log())
+    yield
+    assert_no_tracebacks(world_controller.log()[before:])
 
 
 def restart_then_verify(namespace: str, window: int = 30) -> list[dict]:
@@ -93,16 +111,21 @@ def resolved_prediction(ledger: Ledger, namespace: str) -> PredictionRecord:
     return prediction
 
 
+@pytest.mark.usefixtures("world_controller_without_errors")
 def test_restart_with_approval_is_verified_and_remembered(
-    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+    world: Cluster, world_namespace: str, e2e_ledger: Ledger
 ) -> None:
+    """In the world: the workload's Pods crash-loop, the approved restart replaces them for
+    real, and the verify step observes the healthy rollout (no test writes any status)."""
+    cluster, namespace = world, world_namespace
     mind(
         cluster,
         namespace,
         capabilityPolicy=[{"capability": "service.restart", "decision": "approve"}],
     )
     deployment(cluster, namespace)
-    set_health(cluster, namespace, healthy=False)
+    rollout_status(cluster, namespace)
+    broken = {p["metadata"]["uid"] for p in break_pods(cluster, namespace)}
     apply(cluster, operator_plan(namespace, "heal", restart_then_verify(namespace)))
 
     waiting = wait_step(cluster, namespace, "heal", "P1", "awaiting_approval")
@@ -122,10 +145,11 @@ def test_restart_with_approval_is_verified_and_remembered(
         context="approver",
     )
     wait_step(cluster, namespace, "heal", "P1", "completed")
-    # The world heals only after the restart; the verify step sees it within the window.
-    set_health(cluster, namespace, healthy=True)
+    # The restart itself heals: new Pods from the template, which carries no fault.
     done = wait_phase(cluster, namespace, "heal", "completed")
     assert done["progress"] == "2/2"
+    healed = all_pods(cluster, namespace, ready, count=1)
+    assert not broken & {p["metadata"]["uid"] for p in healed}
 
     [restart] = e2e_ledger.executions(namespace=namespace, capability="service.restart")
     assert restart.authority["approval"] == approval
@@ -159,12 +183,16 @@ def restart_step(namespace: str, **over: Any) -> dict[str, Any]:
     }
 
 
+@pytest.mark.usefixtures("world_controller_without_errors")
 def test_restart_that_does_not_heal_is_refuted_and_escalated_not_repeated(
-    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+    world: Cluster, world_namespace: str, e2e_ledger: Ledger
 ) -> None:
-    """A planner-made plan (direct: restart, then verify within the seed's 60 s window). The
-    workload stays degraded, so the prediction is refuted, the belief behind it weakened, and
-    the replan diagnoses and tells the operator instead of restarting again."""
+    """A planner-made plan (direct: restart, then verify within the seed's 60 s window). In the
+    world, the workload's Pod template carries a crash loop, so the real restart brings up a
+    Pod that crashes too; the workload stays degraded, the prediction is refuted, the belief
+    behind it weakened, and the replan diagnoses and tells the operator instead of restarting
+    again."""
+    cluster, namespace = world, world_namespace
     mind(
         cluster,
         namespace,
@@ -173,8 +201,14 @@ def test_restart_that_does_not_heal_is_refuted_and_escalated_not_repeated(
             {"capability": "logs.query", "decision": "deny"},
         ],
     )
-    deployment(cluster, namespace)
-    set_health(cluster, namespace, healthy=False)
+    cluster.kubectl(
+        "apply",
+        "-f",
+        "-",
+        input_=faulty_deployment(namespace, replicas=1, labels={FAULT: "crashloop"}),
+    )
+    all_pods(cluster, namespace, crash_looping, count=1)
+    wait_status(cluster, namespace, lambda s: s.get("replicas") == 1, "one replica, not ready")
     intention = form_intention(e2e_ledger, namespace)
     planned = planning_service(cluster).plan(intention)
     first = planned.plan_name
@@ -215,6 +249,11 @@ def test_restart_that_does_not_heal_is_refuted_and_escalated_not_repeated(
     assert all(s.get("capability") != "service.restart" for s in new["steps"])
     assert all(s.get("capability") != "logs.query" for s in new["steps"])
     assert len(e2e_ledger.executions(namespace=namespace, capability="service.restart")) == 1
+    # The restart was real: it rolled out a second ReplicaSet, whose Pod crashes too (and
+    # never becoming available, it keeps the old one: maxUnavailable is 0 for one replica).
+    sets = json.loads(cluster.kubectl("get", "replicasets", "-n", namespace, "-o", "json").stdout)
+    assert len(sets["items"]) == 2
+    all_pods(cluster, namespace, crash_looping, count=2)
     escalated = intention_status(e2e_ledger, intention.id, IntentionStatus.BLOCKED)
     assert escalated.reason is not None
     assert "escalated" in escalated.reason
@@ -253,12 +292,16 @@ def test_an_outcome_that_cannot_be_observed_expires_unverified(
     assert approvals["items"] == []
 
 
+@pytest.mark.usefixtures("world_controller_without_errors")
 def test_a_precondition_already_true_skips_the_action_and_fulfils_the_intention(
-    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+    world: Cluster, world_namespace: str, e2e_ledger: Ledger
 ) -> None:
+    """In the world: the workload rolled out and runs, so the restart guarded by "not running"
+    is skipped."""
+    cluster, namespace = world, world_namespace
     mind(cluster, namespace)
     deployment(cluster, namespace)
-    set_health(cluster, namespace, healthy=True)
+    rollout_status(cluster, namespace)
     guarded = restart_step(
         namespace,
         precondition={

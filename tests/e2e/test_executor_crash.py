@@ -2,8 +2,10 @@
 
 The failpoints (``MINDS_FAILPOINTS``) make a controller SIGKILL itself right before or right
 after the write-ahead row of a ``service.restart``: exactly the windows the recovery rules are
-for. The session controller is paused for these tests, so the controllers started here are the
-only ones acting, and brought back afterwards exactly as it was.
+for. The tests run in the world (docs/world.md): restarts roll out for real and what the verify
+and monitor steps observe is what the real controllers report; nobody writes a status. The
+world's controller is paused for these tests, so the controllers started here are the only
+ones acting, and brought back afterwards exactly as it was.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from tests.e2e.executor_support import (
     plan_status,
     run_as,
     running_check,
-    set_health,
     step,
     steps_of,
     user_kubeconfig,
@@ -39,6 +40,7 @@ from tests.e2e.executor_support import (
     wait_step,
     workload,
 )
+from tests.e2e.world_support import rollout_status
 from tests.fixtures.cluster import Cluster, ControllerFactory
 from tests.fixtures.waiting import eventually
 
@@ -82,16 +84,17 @@ def died(handle: ControllerHandle) -> None:
     eventually(lambda: not handle.alive(), timeout=60, what="the controller killed itself")
 
 
-@pytest.mark.usefixtures("alone")
+@pytest.mark.usefixtures("alone_in_world")
 def test_interrupted_restarts_are_resolved_from_the_ledger(
-    cluster: Cluster,
-    namespace: str,
+    world: Cluster,
+    world_namespace: str,
     e2e_ledger: Ledger,
-    controller_factory: ControllerFactory,
+    world_controller_factory: ControllerFactory,
     tmp_path: Path,
 ) -> None:
     """After the write-ahead row: the outcome is unknown, the step blocks until a person
     releases it, then runs once more. Before it: the action never started and simply runs."""
+    cluster, namespace, controller_factory = world, world_namespace, world_controller_factory
     mind(
         cluster,
         namespace,
@@ -99,6 +102,8 @@ def test_interrupted_restarts_are_resolved_from_the_ledger(
     )
     deployment(cluster, namespace, "atlas-worker")
     deployment(cluster, namespace, "atlas-batch")
+    for name in ("atlas-worker", "atlas-batch"):
+        cluster.kubectl("rollout", "status", f"deployment/{name}", "-n", namespace, "--timeout=90s")
 
     after = crashing(controller_factory, "after-write-ahead")
     apply(
@@ -141,7 +146,7 @@ def test_interrupted_restarts_are_resolved_from_the_ledger(
     released = run_as(approver, "kubectl minds release after P1")
     assert released.returncode == 0, released.stderr
     wait_step(cluster, namespace, "after", "P1", "completed")
-    set_health(cluster, namespace, healthy=True, name="atlas-worker")
+    # The second restart rolls out; the verify step observes it running.
     done = wait_phase(cluster, namespace, "after", "completed")
     assert steps_of(done) == {"P1": "completed", "V1": "completed"}
     intention_status(e2e_ledger, intention.id, IntentionStatus.FULFILLED)
@@ -158,16 +163,17 @@ def test_interrupted_restarts_are_resolved_from_the_ledger(
     assert_no_tracebacks(normal.log())
 
 
-@pytest.mark.usefixtures("alone")
+@pytest.mark.usefixtures("alone_in_world")
 def test_a_wait_and_a_monitor_survive_a_controller_restart(
-    cluster: Cluster,
-    namespace: str,
+    world: Cluster,
+    world_namespace: str,
     e2e_ledger: Ledger,
-    controller_factory: ControllerFactory,
+    world_controller_factory: ControllerFactory,
 ) -> None:
+    cluster, namespace, controller_factory = world, world_namespace, world_controller_factory
     mind(cluster, namespace)
     deployment(cluster, namespace)
-    set_health(cluster, namespace, healthy=True)
+    rollout_status(cluster, namespace)
     steps = [
         {"key": "W1", "title": "wait for the rollout", "kind": "wait", "waitSeconds": 20},
         {

@@ -1,5 +1,6 @@
 """The mind's own cycle against the real control plane: from an unhealthy workload to a
-verified restart, with nobody writing a Plan."""
+verified restart, with nobody writing a Plan (in the world, docs/world.md, nobody writing the
+workload's status either)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from minds.adapters.ledger import Ledger
 from tests.e2e.executor_support import deployment, mind, set_health, wait_phase, wait_step
+from tests.e2e.world_support import all_pods, break_pods, ready, rollout_status
 from tests.fixtures.cluster import REPO, Cluster
 from tests.fixtures.docs import kubeconfig_in, run_documented, sh_commands
 from tests.fixtures.waiting import eventually
@@ -51,11 +53,16 @@ def keeper(cluster: Cluster, namespace: str, **extra: Any) -> None:
     )
 
 
+@pytest.mark.usefixtures("world_controller")
 def test_an_unhealthy_workload_becomes_a_want_an_intention_and_a_plan(
-    cluster: Cluster, namespace: str, e2e_ledger: Ledger, e2e_database_url: str, tmp_path: Path
+    world: Cluster, world_namespace: str, e2e_ledger: Ledger, e2e_database_url: str, tmp_path: Path
 ) -> None:
+    """The workload's Pods crash-loop; the mind notices, plans a restart, a person approves,
+    and the real restart heals what the mind then observes running."""
+    cluster, namespace = world, world_namespace
     deployment(cluster, namespace)
-    set_health(cluster, namespace, healthy=False)
+    rollout_status(cluster, namespace)
+    broken = {p["metadata"]["uid"] for p in break_pods(cluster, namespace)}
     keeper(cluster, namespace)
 
     [plan] = eventually(lambda: plans_of(cluster, namespace), timeout=90, what="a plan")
@@ -77,8 +84,9 @@ def test_an_unhealthy_workload_becomes_a_want_an_intention_and_a_plan(
         context="approver",
     )
     wait_step(cluster, namespace, name, "P1", "completed")
-    set_health(cluster, namespace, healthy=True)
     wait_phase(cluster, namespace, name, "completed", timeout=120)
+    healed = all_pods(cluster, namespace, ready, count=1)
+    assert not broken & {p["metadata"]["uid"] for p in healed}
 
     intention = e2e_ledger.intention(plan["spec"]["intention"])
     assert intention is not None
@@ -253,16 +261,20 @@ def test_a_fork_inherits_beliefs_but_runs_none_of_the_sources_work(
     assert e2e_ledger.executions(namespace=namespace, mind="keeper-two") == []
 
 
+@pytest.mark.usefixtures("world_controller")
 def test_a_workload_that_recovers_by_itself_withdraws_the_pending_request(
-    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+    world: Cluster, world_namespace: str, e2e_ledger: Ledger
 ) -> None:
+    cluster, namespace = world, world_namespace
     deployment(cluster, namespace)
-    set_health(cluster, namespace, healthy=False)
+    rollout_status(cluster, namespace)
+    break_pods(cluster, namespace)
     keeper(cluster, namespace)
     [plan] = eventually(lambda: plans_of(cluster, namespace), timeout=90, what="a plan")
     waiting = wait_step(cluster, namespace, plan["metadata"]["name"], "P1", "awaiting_approval")
-    # Nobody approves; the workload comes back on its own.
-    set_health(cluster, namespace, healthy=True)
+    # Nobody approves; the workload comes back without the mind: someone restarts it by hand.
+    cluster.kubectl("rollout", "restart", "deployment/atlas-worker", "-n", namespace)
+    rollout_status(cluster, namespace)
 
     def phase() -> str:
         obj = json.loads(

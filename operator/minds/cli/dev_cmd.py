@@ -11,8 +11,10 @@ from rich.console import Console
 
 from minds.adapters.ledger import Ledger
 from minds.devenv import stack as devstack
+from minds.devenv import story
 from minds.devenv.install import repo_root
 from minds.devenv.kubectl import KubectlError, kubectl, kubectl_json
+from minds.devenv.process import ProcessError
 
 app = typer.Typer(
     help="The local stack: control plane, Postgres, CRDs, controller.", no_args_is_help=True
@@ -81,15 +83,33 @@ def down(state_dir: Path | None = STATE) -> None:
     console.print(f"stopped: {', '.join(stopped)}" if stopped else "nothing was running")
 
 
+#: The demo's workload (examples/workload.yaml), the subject of the example Mind's goal.
+WORKLOAD = "atlas-worker"
+
+
 def demo(
     state_dir: Path | None = STATE,
     manifest: Path = typer.Option(None, help="Mind manifest (default examples/mind.yaml)."),
     timeout: int = typer.Option(90, help="Seconds to wait for the Mind to become Ready."),
+    notice_timeout: int = typer.Option(
+        240, help="Seconds to wait for the Mind to notice the broken workload and ask."
+    ),
 ) -> None:
-    """Start everything, apply a Mind, and show it becoming Ready and what the ledger wrote."""
+    """Start everything, deploy a workload and a Mind, break the workload, and stop where the
+    Mind asks a person to approve a restart."""
     stack = _up(_state(state_dir), with_controller=True)
     manifest = manifest or repo_root() / "examples" / "mind.yaml"
     kc = stack.kubeconfig
+    # The workload first: the Mind's first cycle then finds it running, not missing.
+    console.rule(f"the workload: kubectl apply -f examples/workload.yaml ({WORKLOAD})")
+    try:
+        console.print(
+            story.deploy(kc, repo_root() / "examples" / "workload.yaml", WORKLOAD, timeout)
+        )
+    except KubectlError as exc:
+        console.print(f"[red]the workload did not roll out:[/red] {exc}")
+        console.print("the story needs a cluster whose world runs: see docs/world.md")
+        raise typer.Exit(1) from exc
     console.rule("kubectl apply")
     console.print(kubectl(kc, "apply", "-f", str(manifest)).stdout.strip())
     console.rule("waiting for Ready")
@@ -125,4 +145,32 @@ def demo(
             for e in ledger.events(namespace=meta["namespace"], mind=meta["name"])
         ]
     typer.echo(columns(("ID", "OCCURRED-AT", "MIND", "TYPE", "SUBJECT"), rows))
+    _break_and_ask(kc, meta["name"], notice_timeout, stack)
     _how_to_reach(stack)
+
+
+def _break_and_ask(kc: Path, mind: str, notice_timeout: int, stack: devstack.Stack) -> None:
+    """Break the workload's Pods, wait for the Mind to ask, and say how to answer."""
+    console.rule(f"break it: kubectl label pods -l app={WORKLOAD} {story.FAULT_LABEL}=crashloop")
+    typer.echo(story.break_pods(kc, WORKLOAD))
+    console.rule(f"{mind} notices, plans a restart and asks a person")
+    try:
+        pending = story.wait_for_approval(kc, mind, timeout=notice_timeout)
+    except ProcessError as exc:
+        console.print(f"[red]no approval asked:[/red] {exc}")
+        console.print(f"controller log: {stack.state_dir / 'controller.log'}")
+        raise typer.Exit(1) from exc
+    typer.echo(kubectl(kc, "get", "pods", "-l", f"app={WORKLOAD}").stdout.rstrip())
+    typer.echo(kubectl(kc, "get", "plans").stdout.rstrip())
+    typer.echo(kubectl(kc, "get", "approvals").stdout.rstrip())
+    plugin, patch = story.approve_commands(pending.approval)
+    console.rule("your turn")
+    typer.echo(f"Plan {pending.plan} waits at step {pending.step} for approval {pending.approval}.")
+    typer.echo("Approve the restart as a person in minds:approvers (source the env file first):")
+    typer.echo(f"  {plugin}")
+    typer.echo("which is, in plain kubectl:")
+    typer.echo(f"  {patch}")
+    typer.echo("Then watch it happen:")
+    typer.echo(f"  kubectl rollout status deployment/{WORKLOAD}")
+    typer.echo("  kubectl get plans")
+    typer.echo(f"  kubectl minds why plan/{pending.plan} {pending.step}")

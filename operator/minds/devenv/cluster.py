@@ -7,9 +7,13 @@ on the state directory layout, the readiness handshake and how to stop it.
 
 The binary's contract (see ``tests/cluster/main.go``)::
 
-    devcluster --dir DIR [--port N] [--stop-on-stdin-close] [-- kube-apiserver flags...]
+    devcluster --dir DIR [--port N] [--stop-on-stdin-close] [--world [--nodes N] [--kwok PATH]]
+               [-- kube-apiserver flags...]
 
-It prints exactly one line to stdout when ``/readyz`` is ok,
+With ``--world`` it also runs kube-controller-manager, kube-scheduler and kwok (simulated
+nodes), so Deployments roll out and Pods become Ready or break (docs/world.md); without it
+nothing reconciles and objects keep the status a test writes. It prints exactly one line to
+stdout when ``/readyz`` is ok (and the world, if any, is up),
 ``READY kubeconfig=<abs path> server=https://127.0.0.1:<port>``, logs to stderr, and stops
 cleanly on SIGTERM. ``DIR/kubeconfig`` has the contexts ``admin`` (current), ``approver``,
 ``viewer`` and ``intruder``.
@@ -44,7 +48,7 @@ LOG_FILE = "devcluster.log"
 KUBECONFIG_FILE = "kubeconfig"
 
 _GO_MISSING = (
-    "The Go toolchain (1.25 or newer) is needed to build the local control plane in "
+    "The Go toolchain (1.26 or newer) is needed to build the local control plane in "
     "tests/cluster. Install it from https://go.dev/doc/install and put its bin directory "
     "(for example /usr/local/go/bin) on PATH, or set KUBECONFIG to an existing cluster."
 )
@@ -111,6 +115,7 @@ def start_cluster(
     timeout: float = 180.0,
     log_path: Path | None = None,
     detach: bool = False,
+    world: bool = False,
 ) -> ClusterHandle:
     """Start devcluster on ``state_dir`` and return once its API server is ready.
 
@@ -118,6 +123,7 @@ def start_cluster(
     group, so Ctrl-C stops both, and it stops by itself when we exit, even by SIGKILL, because
     it watches the stdin pipe we hold. With ``detach=True`` (``minds dev up``) it runs in a
     session of its own and outlives us; ``stop_cluster`` ends it later via the pid file.
+    ``world=True`` runs the controllers, scheduler and simulated nodes too.
 
     Readiness is the READY line on stdout, not a guess: we read stdout until that line, the
     process dies or the deadline passes. On failure the child is stopped and the error carries
@@ -139,6 +145,8 @@ def start_cluster(
     args = [str(binary), "--dir", str(state_dir)]
     if not detach:
         args.append("--stop-on-stdin-close")
+    if world:
+        args.append("--world")
 
     with log_path.open("wb") as log:
         try:

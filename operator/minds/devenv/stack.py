@@ -99,6 +99,7 @@ def up(
                 cluster_dir,
                 detach=True,
                 log_path=state_dir / "devcluster.log",
+                world=True,
             )
         kubeconfig = handle.kubeconfig
     elif not _reachable(kubeconfig):
