@@ -30,6 +30,7 @@ from minds.engine.approval_service import ApprovalService
 from minds.engine.capability_service import CapabilityService
 from minds.engine.executing import acting, claiming, conclusion, following, recovery
 from minds.engine.executing.context import Deps, read_mind, read_plan
+from minds.engine.executing.outcome import Claimed
 from minds.engine.planning_service import PlanningService
 from minds.engine.ports import Clock, EventPort, ExecutorLedger, NotFound, ResourcePort
 
@@ -80,7 +81,7 @@ def _run(deps: Deps, turn: _Turn) -> bool:
         return False
     # Each outcome's write also claims the step that follows, when it can run at once.
     chain = partial(claiming.chained, deps, turn.plan)
-    then = acting.run(deps, claimed[0], turn.plan, turn.step, claimed[1], chain)
+    then: Claimed | None = claimed
     for left in range(MAX_TRANSITIONS, 0, -1):
         if then is None:
             break

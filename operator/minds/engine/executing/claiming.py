@@ -26,7 +26,7 @@ from minds.domain.planning.model import Plan, Step, StepKind, StepState, StepSta
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.executing.context import Deps, read_mind, write_plan_status
 from minds.engine.executing.journal import Entry, plan_row, tell
-from minds.engine.executing.outcome import Next, after_step
+from minds.engine.executing.outcome import Claimed, Next, after_step
 
 #: Step kinds that spend nothing of a plan's budget.
 _FREE = frozenset({StepKind.WAIT, StepKind.INTERNAL})
@@ -148,17 +148,17 @@ def claim(
     step: Step,
     before: PlanResourceStatus,
     claimed: PlanResourceStatus,
-) -> tuple[dict[str, Any], StepState] | None:
+) -> Claimed | None:
     """Write the claim ``next_work`` computed from the settled status: readying the step (and
-    any other bookkeeping) and claiming it is one write. The Plan as written and the claimed
-    step, or None when another writer came first."""
+    any other bookkeeping) and claiming it is one write. The claimed step, or None when another
+    writer came first."""
     written = write_plan_status(deps, body, claimed)
     if written is None:
         return None
     state = states(claimed)[step.key]
     rows = _settled_rows(deps, written, plan, before, claimed)
     tell(deps, written, [*rows, _started(deps, written, plan, state)])
-    return written, state
+    return Claimed(written, step, state)
 
 
 def chained(
