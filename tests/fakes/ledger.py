@@ -7,8 +7,10 @@ Postgres would refuse, text with a NUL character, fails the whole batch); keys a
 
 from __future__ import annotations
 
+import copy
 import itertools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -45,8 +47,25 @@ class FakeLedger:
         self.predictions_: dict[str, PredictionRecord] = {}
         self.procedures_: dict[str, ProceduralMemory] = {}
         self.fail_next_append = False
+        self._depth = 0
 
     # -- journal ---------------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All or nothing, as the real one: what the calls inside changed is undone on error."""
+        if self._depth:
+            yield
+            return
+        kept = {k: copy.deepcopy(v) for k, v in vars(self).items() if k != "_depth"}
+        self._depth += 1
+        try:
+            yield
+        except BaseException:
+            vars(self).update(kept)
+            raise
+        finally:
+            self._depth -= 1
 
     def append_event(self, record: EventRecord) -> bool:
         return self.append_events([record])[0]

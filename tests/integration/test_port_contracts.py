@@ -21,6 +21,7 @@ from minds.domain.executions import (
     ExecutionRecord,
     ExecutionStatus,
 )
+from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus, intention_id
 from minds.domain.ledger import EventRecord, SubjectRef
 from minds.domain.resources.kinds import PLAN
 from minds.engine.ports import ResourcePort
@@ -240,6 +241,45 @@ def test_secrets_are_masked_before_they_are_stored(ledger: Any) -> None:
     ledger.append_events([_row(uid, "a", token="password=hunter2hunter2")])
     (stored,) = ledger.events(subject_uid=uid)
     assert "hunter2" not in str(stored.payload)
+
+
+def _intention(uid: str) -> IntentionRecord:
+    return IntentionRecord(
+        id=intention_id("contract", uid),
+        namespace="contract",
+        mind="keeper",
+        objective="keep atlas-worker running",
+        kind=IntentionKind.ACTION,
+        created_at=NOW,
+        updated_at=NOW,
+    )
+
+
+def test_a_transaction_is_all_or_nothing_across_roles(ledger: Any) -> None:
+    uid = str(uuid.uuid4())
+    intention = _intention(uid)
+
+    def half_done() -> None:
+        with ledger.transaction():
+            ledger.append_events([_row(uid, "a")])
+            ledger.form_intention(intention)
+            ledger.transition_intention(intention.id, IntentionStatus.BLOCKED, "asked", NOW)
+            raise RuntimeError("the step's write did not land after all")
+
+    with pytest.raises(RuntimeError):
+        half_done()
+    assert ledger.events(subject_uid=uid) == []
+    assert ledger.intention(intention.id) is None
+    with ledger.transaction():
+        assert ledger.append_events([_row(uid, "a")]) == [True]
+        ledger.form_intention(intention)
+        ledger.transition_intention(intention.id, IntentionStatus.BLOCKED, "asked", NOW)
+        with ledger.transaction():  # a transaction inside one is part of it
+            ledger.append_events([_row(uid, "b")])
+    assert [e.idempotency_key for e in ledger.events(subject_uid=uid)] == [f"{uid}:a", f"{uid}:b"]
+    found = ledger.intention(intention.id)
+    assert found is not None
+    assert found.status is IntentionStatus.BLOCKED
 
 
 def _write_ahead(uid: str) -> ExecutionRecord:

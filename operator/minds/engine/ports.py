@@ -8,6 +8,7 @@ real adapters.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -139,6 +140,11 @@ class Executions(Protocol):
 
 class ExecutorLedger(Journal, Intentions, Beliefs, Procedures, Executions, Protocol):
     """Every role of the ledger the executor plays a part in."""
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """Every ledger call this thread makes inside is one transaction: all of it is there
+        afterwards, or none of it (an error rolls back the calls before it)."""
+        ...
 
 
 class ResourceReader(Protocol):

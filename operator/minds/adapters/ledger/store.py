@@ -13,6 +13,7 @@ The API is synchronous; async callers run it in a thread (`asyncio.to_thread`).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -68,6 +69,8 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         observing.track_writes(self._sessions)
         self._observer: LedgerObserver = NO_OBSERVER
+        # The transaction a thread is inside of, if any: calls made within it join it.
+        self._current = threading.local()
 
     @classmethod
     def from_url(cls, url: str | URL, **engine_kwargs: Any) -> Self:
@@ -101,17 +104,33 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
 
     @contextmanager
     def session(self) -> Iterator[Session]:
-        """A session in one transaction: committed on success, rolled back on error."""
+        """A session in one transaction: committed on success, rolled back on error. Inside
+        ``transaction`` it is that transaction's session, which commits at its end."""
+        joined: Session | None = getattr(self._current, "session", None)
+        if joined is not None:
+            yield joined
+            return
         started = time.perf_counter()
         try:
             with self._sessions.begin() as session:
-                yield session
+                self._current.session = session
+                try:
+                    yield session
+                finally:
+                    self._current.session = None
         except SQLAlchemyError:
             self._observer.failed()
             raise
         self._observer.committed(
             observing.appended(session), time.perf_counter() - started, observing.wrote(session)
         )
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Every call this thread makes inside is one transaction: a step's rows and the
+        intention and prediction changes they bring are all there afterwards, or none is."""
+        with self.session():
+            yield
 
     # -- schema ---------------------------------------------------------------------------
 

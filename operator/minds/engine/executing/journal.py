@@ -60,14 +60,25 @@ def plan_row(
 def tell(deps: Deps, body: dict[str, Any], entries: Sequence[Entry]) -> list[bool]:
     """Write the entries' rows in one transaction, then post their notices; for each entry,
     whether its row was new (True for an entry without a row)."""
+    fresh = write(deps, entries)
+    post(deps, body, entries, fresh)
+    return fresh
+
+
+def write(deps: Deps, entries: Sequence[Entry]) -> list[bool]:
+    """The entries' rows, in one call: for each entry, whether its row was new."""
     rows = [e.row for e in entries if e.row is not None]
     written = iter(deps.ledger.append_events(rows) if rows else [])
-    fresh = [next(written) if e.row is not None else True for e in entries]
+    return [next(written) if e.row is not None else True for e in entries]
+
+
+def post(deps: Deps, body: dict[str, Any], entries: Sequence[Entry], fresh: list[bool]) -> None:
+    """The entries' notices, once their rows are committed (a notice marked ``once`` only by
+    whoever wrote its row)."""
     for entry, new in zip(entries, fresh, strict=True):
         if entry.notice is not None and (new or not entry.once):
             n = entry.notice
             deps.events.post(body, type_=n.type_, reason=n.reason, message=n.message)
-    return fresh
 
 
 def record(

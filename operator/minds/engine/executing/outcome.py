@@ -19,7 +19,7 @@ from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.conditional import write_status
 from minds.engine.executing.context import Deps
 from minds.engine.executing.effects import apply_effects, told
-from minds.engine.executing.journal import Entry, Notice, plan_row, tell
+from minds.engine.executing.journal import Entry, Notice, plan_row, post, write
 
 Expect = Callable[[StepState], bool]
 Adjust = Callable[[PlanResourceStatus], PlanResourceStatus]
@@ -168,9 +168,12 @@ def after_step(
     then: Sequence[Entry] = (),
 ) -> None:
     """The write landed: journal what it tells (with ``also`` and ``then``, the rows of whatever
-    else the same write carried, before and after the step's own) in one transaction, then
-    apply the effects."""
+    else the same write carried, before and after the step's own) and apply the effects on the
+    ledger's state (intentions, predictions), all in one transaction; then post the notices."""
     own = step_entry(deps, body, plan, new)
     mine = [own] if own is not None else []
-    tell(deps, body, [*also, *mine, *told(deps, body, plan, effects), *then])
-    apply_effects(deps, body, plan, effects)
+    entries = [*also, *mine, *told(deps, body, plan, effects), *then]
+    with deps.ledger.transaction():
+        fresh = write(deps, entries)
+        apply_effects(deps, body, plan, effects)
+    post(deps, body, entries, fresh)
