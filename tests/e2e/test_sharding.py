@@ -51,7 +51,8 @@ LIFETIME = 10
 #: kopf's own words when a replica starts acting. A replica of a shard starts paused and
 #: stays so, silently, while a peer with a higher priority (one that started earlier) lives.
 RESUMING = "Resuming operations after the pause"
-#: What kopf logs for every object it handles (a replica that stands by logs none of it).
+#: What kopf logs, with ``--verbose``, for every object it handles (a replica that stands by
+#: logs none of it).
 HANDLED = re.compile(r"^(Handler|Daemon|Timer) '", re.MULTILINE)
 
 Declare = Callable[[str, str], str]
@@ -80,11 +81,12 @@ def declare(cluster: Cluster) -> Iterator[Declare]:
 
 
 def replica(factory: ControllerFactory, shard: str, name: str) -> ControllerHandle:
-    """A replica of ``shard``; POD_ID names it in the peering object, as the chart does."""
+    """A replica of ``shard``; POD_ID names it in the peering object, as the chart does.
+    Verbose, so that its log names every object it handled."""
     return factory(
         name,
         extra_env={"POD_ID": name},
-        args=("--shard", shard, "--peering-lifetime", str(LIFETIME)),
+        args=("--shard", shard, "--peering-lifetime", str(LIFETIME), "--verbose"),
     )
 
 
