@@ -57,9 +57,9 @@ class _Held:
     revision: int | None
 
     @classmethod
-    def of(cls, body: Mapping[str, Any]) -> _Held:
+    def of(cls, body: Mapping[str, Any], revision: int | None) -> _Held:
         text = json.dumps(body, default=_plain, separators=(",", ":"))
-        return cls(json.loads(text), text, _revision(body))
+        return cls(json.loads(text), text, revision)
 
     def copy(self) -> dict[str, Any]:
         copied: dict[str, Any] = json.loads(self.text)
@@ -105,7 +105,7 @@ class WatchStore:
                 return False
         # Our own copy: kopf may reuse what it handed us, and callers get copies of ours.
         # Encoded outside the lock, so readers never wait for it.
-        new = _Held.of(body)
+        new = _Held.of(body, revision)
         with self._lock:
             objects = self._objects[plural]
             # Again: another thread may have kept a newer body meanwhile.

@@ -13,8 +13,10 @@ API server vouched for, not data a mind came across.
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from typing import Final
 
 from pydantic import JsonValue
@@ -30,11 +32,35 @@ _SECRET_DATA_KEYS: Final = ("data", "stringData")
 #: Texts up to this long are remembered once masked: a ledger payload repeats the same keys,
 #: titles and objectives row after row, and masking one runs every rule over it.
 _REMEMBERED_LENGTH: Final = 1024
+_REMEMBERED_COUNT: Final = 4096
 
 
-@lru_cache(maxsize=4096)
-def _remembered(text: str) -> str:
-    return mask_text(text)[0]
+class _Remembered:
+    """Masked texts by a digest of the text, never by the text: a text that held a secret must
+    not outlive its masking in memory because it was remembered. Least recently used first out;
+    thread-safe, since the controller masks from many threads."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._masked: OrderedDict[bytes, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> str:
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        with self._lock:
+            found = self._masked.get(key)
+            if found is not None:
+                self._masked.move_to_end(key)
+                return found
+        masked = mask_text(text)[0]
+        with self._lock:
+            self._masked[key] = masked
+            if len(self._masked) > self._size:
+                self._masked.popitem(last=False)
+        return masked
+
+
+_remembered = _Remembered(_REMEMBERED_COUNT)
 
 
 def _masked(text: str) -> str:
