@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from minds.adapters.kube import client as client_module
 from minds.adapters.kube.client import api_client
 from minds.controller.workers import WORKERS
 
@@ -33,3 +36,28 @@ def test_the_cli_keeps_the_library_default(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "config"
     kubeconfig.write_text(KUBECONFIG)
     assert _pool_size(kubeconfig, None) < WORKERS.api_connections
+
+
+def test_credentials_are_looked_at_again_at_most_once_a_minute(tmp_path: Path) -> None:
+    """The library re-applies the whole kubeconfig before every request; the client does so at
+    most once per TOKEN_REFRESH_SECONDS (a token is renewed five minutes before it expires)."""
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text(KUBECONFIG)
+    cfg = api_client(str(kubeconfig)).configuration
+    cfg.get_api_key_with_prefix("BearerToken")  # the first request: the kubeconfig applied
+    cfg.api_key["BearerToken"] = "changed since"
+    cfg.get_api_key_with_prefix("BearerToken")  # the next ones within the minute: untouched
+    assert cfg.api_key["BearerToken"] == "changed since"
+
+
+def test_credentials_are_looked_at_again_once_the_minute_is_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text(KUBECONFIG)
+    monkeypatch.setattr(client_module, "TOKEN_REFRESH_SECONDS", 0.0)
+    cfg = api_client(str(kubeconfig)).configuration
+    cfg.get_api_key_with_prefix("BearerToken")
+    cfg.api_key["BearerToken"] = "changed since"
+    cfg.get_api_key_with_prefix("BearerToken")
+    assert cfg.api_key["BearerToken"] == "Bearer t"

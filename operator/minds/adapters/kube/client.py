@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -39,7 +42,38 @@ def api_client(
         config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
     if connections is not None:
         cfg.connection_pool_maxsize = connections
+    if cfg.refresh_api_key_hook is not None:
+        cfg.refresh_api_key_hook = _at_most_every(TOKEN_REFRESH_SECONDS, cfg.refresh_api_key_hook)
     return client.ApiClient(cfg)
+
+
+#: How often a kubeconfig's credentials are looked at again. The library's hook runs before
+#: every request and re-applies the whole kubeconfig (host, certificates, the proxy from the
+#: environment), which costs more CPU than the request; a token is renewed five minutes before
+#: it expires, so a look a minute is still in time.
+TOKEN_REFRESH_SECONDS = 60.0
+
+
+def _at_most_every(
+    seconds: float, hook: Callable[[client.Configuration], None]
+) -> Callable[[client.Configuration], None]:
+    lock = threading.Lock()
+    due = 0.0
+
+    def throttled(cfg: client.Configuration) -> None:
+        nonlocal due, hook
+        with lock:
+            now = time.monotonic()
+            if now < due:
+                return
+            due = now + seconds
+            hook(cfg)
+            # The library's hook installs a fresh hook of its own each time it runs.
+            fresh = cfg.refresh_api_key_hook
+            if fresh is not None and fresh is not throttled:
+                hook, cfg.refresh_api_key_hook = fresh, throttled
+
+    return throttled
 
 
 def current_namespace(kubeconfig: str | None = None, context: str | None = None) -> str:
