@@ -15,6 +15,7 @@ from typing import Any
 
 import kopf
 
+from minds.controller.persistence import SpecEssenceStorage
 from minds.controller.scheduling import FINISHED, Finished, Scheduler
 from minds.controller.settings import ControllerConfig
 from minds.controller.wiring import Wiring, build
@@ -35,7 +36,7 @@ async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) 
     # kopf keeps its own bookkeeping in annotations under our prefix (only on the Minds and
     # grants, whose handlers are edge-triggered); status belongs to us alone.
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=PREFIX)
-    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+    settings.persistence.diffbase_storage = SpecEssenceStorage(
         prefix=PREFIX, key="last-handled-configuration"
     )
     settings.persistence.finalizer = FINALIZER
