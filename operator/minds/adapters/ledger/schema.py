@@ -23,6 +23,7 @@ from sqlalchemy import (
     LargeBinary,
     MetaData,
     PrimaryKeyConstraint,
+    Table,
     Text,
     UniqueConstraint,
     text,
@@ -376,3 +377,9 @@ class ConflictRow(Base):
     open: Mapped[bool] = mapped_column(Boolean)
     data: Mapped[dict[str, Any]]
     updated_at: Mapped[datetime]
+
+
+def table_of(row: type[Base]) -> Table:
+    """The Core table behind a row class: statements built once on it and executed with
+    parameters skip the ORM's per-call compilation."""
+    return Base.metadata.tables[row.__tablename__]

@@ -35,9 +35,15 @@ from minds.adapters.ledger.migrate import (
     schema_status_on,
 )
 from minds.adapters.ledger.observer import NO_OBSERVER, LedgerObserver
-from minds.adapters.ledger.schema import EventRow, ExecutionOutcomeRow, ExecutionRow, MindRow
+from minds.adapters.ledger.schema import (
+    EventRow,
+    ExecutionOutcomeRow,
+    ExecutionRow,
+    MindRow,
+    table_of,
+)
 from minds.adapters.ledger.store_beliefs import BeliefStore
-from minds.adapters.ledger.store_common import insert_event
+from minds.adapters.ledger.store_common import insert_event, insert_events
 from minds.adapters.ledger.store_intentions import IntentionStore
 from minds.adapters.ledger.store_procedures import ProcedureStore
 from minds.adapters.ledger.store_volition import VolitionStore
@@ -59,6 +65,19 @@ from minds.domain.ledger import (
 )
 
 __all__ = ["Ledger"]
+
+# Built once (see store_common): an execution's two rows are written on every step.
+_EXECUTIONS, _OUTCOMES = table_of(ExecutionRow), table_of(ExecutionOutcomeRow)
+_BEGIN = (
+    insert(_EXECUTIONS)
+    .on_conflict_do_nothing(index_elements=[_EXECUTIONS.c.origin_key])
+    .returning(_EXECUTIONS.c.id)
+)
+_FINISH = (
+    insert(_OUTCOMES)
+    .on_conflict_do_nothing(index_elements=[_OUTCOMES.c.execution_id])
+    .returning(_OUTCOMES.c.id)
+)
 
 
 class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
@@ -157,57 +176,45 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
         new write-ahead row, computed from it as inserted and written in its transaction, so
         they are there if and only if it is.
         """
-        statement = (
-            insert(ExecutionRow)
-            .values(
-                origin_key=record.origin_key,
-                mind=record.mind,
-                namespace=record.namespace,
-                capability=record.capability,
-                target=record.target,
-                parameters=mask_secrets(record.parameters),
-                origin=record.origin.to_k8s(),
-                evidence=mask_secrets(record.evidence),
-                authority=record.authority,
-                started_at=record.started_at,
-            )
-            .on_conflict_do_nothing(index_elements=[ExecutionRow.origin_key])
-            .returning(ExecutionRow.id)
-        )
+        row = {
+            "origin_key": record.origin_key,
+            "mind": record.mind,
+            "namespace": record.namespace,
+            "capability": record.capability,
+            "target": record.target,
+            "parameters": mask_secrets(record.parameters),
+            "origin": record.origin.to_k8s(),
+            "evidence": mask_secrets(record.evidence),
+            "authority": record.authority,
+            "started_at": record.started_at,
+        }
         with self.session() as session:
-            new_id = session.execute(statement).scalar_one_or_none()
+            new_id = session.execute(_BEGIN, row).scalar_one_or_none()
             if new_id is not None:
                 inserted = record.model_copy(update={"id": new_id})
-                for event in told(inserted) if told is not None else ():
-                    insert_event(session, event)
+                insert_events(session, told(inserted) if told is not None else ())
                 return inserted, True
-            row = session.execute(
+            existing = session.execute(
                 select(ExecutionRow).where(ExecutionRow.origin_key == record.origin_key)
             ).scalar_one()
-            return _execution_record(row), False
+            return _execution_record(existing), False
 
     def finish_execution(self, outcome: ExecutionOutcome, told: Sequence[EventRecord] = ()) -> bool:
         """Record the outcome once, with the event rows that tell of it in the same
         transaction; False if one was already recorded (and so were they)."""
-        statement = (
-            insert(ExecutionOutcomeRow)
-            .values(
-                execution_id=outcome.execution_id,
-                status=outcome.status.value,
-                summary=mask_note(outcome.summary),
-                fields=mask_secrets(outcome.fields),
-                output=mask_json(outcome.output),
-                error=None if outcome.error is None else mask_note(outcome.error),
-                finished_at=outcome.finished_at,
-            )
-            .on_conflict_do_nothing(index_elements=[ExecutionOutcomeRow.execution_id])
-            .returning(ExecutionOutcomeRow.id)
-        )
+        row = {
+            "execution_id": outcome.execution_id,
+            "status": outcome.status.value,
+            "summary": mask_note(outcome.summary),
+            "fields": mask_secrets(outcome.fields),
+            "output": mask_json(outcome.output),
+            "error": None if outcome.error is None else mask_note(outcome.error),
+            "finished_at": outcome.finished_at,
+        }
         with self.session() as session:
-            if session.execute(statement).scalar_one_or_none() is None:
+            if session.execute(_FINISH, row).scalar_one_or_none() is None:
                 return False
-            for event in told:
-                insert_event(session, event)
+            insert_events(session, told)
             return True
 
     def execution(self, origin_key: str) -> tuple[ExecutionRecord, ExecutionOutcome | None] | None:
@@ -252,7 +259,7 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
         failure rolls back the rows before it). For each, True if it was written, False if
         its key was already there."""
         with self.session() as session:
-            return [insert_event(session, record) for record in records]
+            return insert_events(session, records)
 
     def events(
         self,
