@@ -92,6 +92,11 @@ def effective_budget(plan: Budget, mind: Budget) -> Budget:
     )
 
 
+def reopens(current: PlanResourceStatus) -> bool:
+    """Whether reading the spec again may change the plan's status: only until it runs."""
+    return current.phase in OPEN_PHASES
+
+
 def admit(
     raw_spec: dict[str, Any],
     current: PlanResourceStatus,
@@ -101,7 +106,7 @@ def admit(
     now: datetime,
 ) -> Admission:
     """The status a plan should have after (re)reading its spec. ``mind`` None: not found."""
-    if current.phase not in OPEN_PHASES:
+    if not reopens(current):
         return Admission(current, False, current.validation or ValidationResult(), None)
     plan: Plan | None
     try:

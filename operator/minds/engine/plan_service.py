@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from minds.domain.capabilities.registry import CapabilityRegistry
 from minds.domain.errors import NotFound
 from minds.domain.ledger import EventRecord, EventType, SubjectRef, idempotency_key
-from minds.domain.plan_admission import Admission, admit
+from minds.domain.plan_admission import Admission, admit, reopens
 from minds.domain.planning.views import MindView
 from minds.domain.resources.kinds import MIND, PLAN
 from minds.domain.resources.mind import MindSpec
@@ -48,7 +48,8 @@ class PlanService:
         def compute(body: dict[str, Any]) -> tuple[dict[str, Any] | None, Admission]:
             spec = body.get("spec") or {}
             current = PlanResourceStatus.model_validate(body.get("status") or {})
-            mind = self._mind_view(namespace, spec.get("mind"))
+            # A plan past validation is left as it is: its Mind is not even looked at.
+            mind = self._mind_view(namespace, spec.get("mind")) if reopens(current) else None
             generation = int(body["metadata"].get("generation", 1))
             admission = admit(spec, current, mind, generation, self._registry, self._clock())
             return (admission.status.to_k8s() if admission.changed else None), admission
