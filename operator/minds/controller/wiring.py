@@ -13,6 +13,7 @@ from kubernetes.client import ApiClient
 
 from minds.adapters.drivers import default_drivers
 from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
+from minds.adapters.kube.posting import BackgroundEvents
 from minds.adapters.kube.secrets import SecretUnavailable, model_key
 from minds.adapters.kube.watched import WatchedResources, WatchStore
 from minds.adapters.ledger import Ledger, check_app_role, check_schema
@@ -55,10 +56,12 @@ class Wiring:
     cycle: MindCycle
     retention: PlanRetention
     store: WatchStore
+    events: BackgroundEvents
     wakeups: Wakeups = field(default_factory=Wakeups)
     metrics: ControllerMetrics | None = None
 
     def close(self) -> None:
+        self.events.close()
         if self.metrics is not None:
             self.metrics.close()
         self.ledger.close()
@@ -108,7 +111,7 @@ def build(config: ControllerConfig) -> Wiring:
     # The engine reads our own kinds from the watch and writes them to the API server.
     store = WatchStore(kind.plural for kind in WATCHED)
     resources = WatchedResources(store, KubeResources(api))
-    events = KubeEvents(api)
+    events = BackgroundEvents(KubeEvents(api))
     # Metrics: served from here on; the engine and the ledger tell them what happens.
     # The state gauges are computed from what the watch holds: a scrape costs no API request.
     metrics = start_metrics(config.metrics_bind_address, store, ledger, utc_now)
@@ -173,4 +176,5 @@ def build(config: ControllerConfig) -> Wiring:
         ),
         retention=PlanRetention(resources=resources, ledger=ledger, clock=utc_now),
         store=store,
+        events=events,
     )
