@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -18,6 +17,7 @@ import kopf
 from minds.controller.persistence import SpecEssenceStorage
 from minds.controller.scheduling import FINISHED, Finished, Scheduler
 from minds.controller.settings import ControllerConfig
+from minds.controller.watch import wake_asking_plan
 from minds.controller.wiring import Wiring, build
 from minds.controller.workers import WORKERS
 from minds.domain.errors import NotFound, Refused
@@ -30,6 +30,9 @@ from minds.domain.resources.plan import RELEASE_ANNOTATION
 PREFIX = API_GROUP
 FINALIZER = f"{API_GROUP}/ledger"
 
+#: Kinds whose handlers here are raw-event handlers only: kopf needs no diff base for them.
+LEVEL_TRIGGERED = frozenset({PLAN.kind, APPROVAL.kind})
+
 
 @kopf.on.startup()
 async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
@@ -37,7 +40,7 @@ async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) 
     # grants, whose handlers are edge-triggered); status belongs to us alone.
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=PREFIX)
     settings.persistence.diffbase_storage = SpecEssenceStorage(
-        prefix=PREFIX, key="last-handled-configuration"
+        prefix=PREFIX, key="last-handled-configuration", level_triggered=LEVEL_TRIGGERED
     )
     settings.persistence.finalizer = FINALIZER
     # Our own Events tell the story; kopf's per-handler chatter would bury them.
@@ -170,10 +173,8 @@ def approval_reconcile(
 ) -> None:
     assert namespace is not None, "Approvals are namespaced"
     scheduler: Scheduler = memo.scheduler
-    # The asking plan looks at once, beside this handler rather than after it: its executor
-    # checks the decision itself (from spec and the ledger) before acting, and whichever of
-    # the two records the decision first, the other finds it recorded.
-    _wake_asking_plan(memo, namespace, spec)
+    # The asking plan was woken by the watch already (see watch.ON_NEWS): it records and acts
+    # on the decision itself, and whichever of the two records it first, the other finds it.
     try:
         after = memo.wiring.approvals.reconcile(namespace, name)
     except NotFound:
@@ -192,13 +193,7 @@ def _expire(memo: kopf.Memo, namespace: str, name: str) -> None:
     with contextlib.suppress(NotFound):
         after = memo.wiring.approvals.reconcile(namespace, name)
         if (after.get("status") or {}).get("phase") != "Pending":
-            _wake_asking_plan(memo, namespace, after.get("spec") or {})
-
-
-def _wake_asking_plan(memo: kopf.Memo, namespace: str, spec: Mapping[str, Any]) -> None:
-    plan = (spec.get("origin") or {}).get("plan")
-    if plan:
-        memo.scheduler.wake(namespace, plan)
+            wake_asking_plan(memo, after)
 
 
 def _deleting(type: str, body: kopf.Body, **_: Any) -> bool:

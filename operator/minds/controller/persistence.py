@@ -5,6 +5,10 @@ then drops ``status`` and most of ``metadata``. For a Plan, whose status grows w
 and whose managedFields grow with every writer, that copy costs more than everything our
 handlers do with the event. The essence is the same when the body handed to kopf's builder
 lacks what the builder drops, so we hand it that.
+
+Kinds whose handlers are all raw-event handlers (level-triggered: they compare what is there,
+never what changed) have no use for an essence at all: kopf reads it only for change and
+daemon handlers. Theirs is empty.
 """
 
 from __future__ import annotations
@@ -20,9 +24,15 @@ _DROPPED_METADATA = ("managedFields",)
 
 
 class SpecEssenceStorage(kopf.AnnotationsDiffBaseStorage):
+    def __init__(self, *, level_triggered: frozenset[str] = frozenset(), **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._level_triggered = level_triggered
+
     def build(
         self, *, body: kopf.Body, extra_fields: Iterable[kopf.FieldSpec] | None = None
     ) -> kopf.BodyEssence:
+        if body.get("kind") in self._level_triggered:
+            return kopf.BodyEssence()
         fields = list(extra_fields or [])
         trimmed = kopf.Body(cast(kopf.RawBody, _trimmed(body, fields)))
         return super().build(body=trimmed, extra_fields=fields)

@@ -8,7 +8,7 @@ event handler forgets the object instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import kopf
@@ -19,13 +19,25 @@ from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN,
 WATCHED: tuple[Kind, ...] = (MIND, PLAN, APPROVAL, CAPABILITY_GRANT)
 
 
-def _wake_plan(memo: kopf.Memo, namespace: str, name: str) -> None:
-    memo.scheduler.wake(namespace, name)
+def _wake_plan(memo: kopf.Memo, body: Mapping[str, Any]) -> None:
+    meta = body.get("metadata") or {}
+    memo.scheduler.wake(meta["namespace"], meta["name"])
+
+
+def wake_asking_plan(memo: kopf.Memo, body: Mapping[str, Any]) -> None:
+    # A person's decision reaches the plan that asked before any handler runs: its executor
+    # checks the decision itself (from spec and the ledger) before acting.
+    plan = ((body.get("spec") or {}).get("origin") or {}).get("plan")
+    if plan:
+        memo.scheduler.wake(body["metadata"]["namespace"], plan)
 
 
 #: What a change made by someone else (another controller, a person) sets going at once. Our
 #: own writes come back from the watch as no news and wake nobody.
-ON_NEWS: dict[str, Callable[[kopf.Memo, str, str], None]] = {PLAN.plural: _wake_plan}
+ON_NEWS: dict[str, Callable[[kopf.Memo, Mapping[str, Any]], None]] = {
+    PLAN.plural: _wake_plan,
+    APPROVAL.plural: wake_asking_plan,
+}
 
 
 def _register(kind: Kind) -> None:
@@ -35,8 +47,7 @@ def _register(kind: Kind) -> None:
         news = memo.wiring.store.observe(kind.plural, body)
         react = ON_NEWS.get(kind.plural)
         if news and react is not None:
-            meta = body.get("metadata") or {}
-            react(memo, meta["namespace"], meta["name"])
+            react(memo, body)
 
     def follow(type: str | None, body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
         # kopf runs no handler before every indexed listing is in: the store is full now.

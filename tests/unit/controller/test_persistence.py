@@ -58,3 +58,28 @@ def test_the_status_and_managed_fields_are_never_copied() -> None:
     with pytest.raises(AssertionError, match="copied a stanza"):
         kopfs.build(body=body)
     assert ours.build(body=body)["spec"]["mind"] == "atlas"
+
+
+def test_a_level_triggered_kind_has_an_empty_essence() -> None:
+    storage = SpecEssenceStorage(
+        prefix="minds.dev", key="last-handled-configuration", level_triggered=frozenset({"Plan"})
+    )
+    body = kopf.Body(_body(_Uncopyable(phase="running"), [_Uncopyable(manager="m")]))
+    assert storage.build(body=body) == {}
+
+
+def test_the_kinds_declared_level_triggered_have_no_change_or_daemon_handlers() -> None:
+    """An empty essence is right only while nothing reads it: kopf reads it for change
+    handlers (on.create/update/resume/delete) and daemons or timers. The registry is kopf's
+    own, filled by importing the handlers; its parts are private, hence the underscores."""
+    from minds.controller import handlers
+    from minds.domain.resources.kinds import KINDS
+
+    registry = kopf.get_default_registry()
+    for kind in KINDS:
+        if kind.kind not in handlers.LEVEL_TRIGGERED:
+            continue
+        resource = kopf.Resource(kind.group, kind.version, kind.plural)
+        assert not registry._changing.has_handlers(resource=resource), kind.kind
+        assert not registry._spawning.has_handlers(resource=resource), kind.kind
+        assert registry._watching.has_handlers(resource=resource), kind.kind
