@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kubernetes import client, config, watch
+from urllib3.exceptions import ProtocolError
 
 NAME = "bench-watch-latency"
 KEY = "bench.minds.dev/seq"
@@ -33,17 +34,21 @@ def measure(kubeconfig: Path, namespace: str, samples: int, timeout: float = 10.
     version = created.metadata.resource_version
 
     def listen() -> None:
-        for event in w.stream(  # type: ignore[no-untyped-call]
-            api.list_namespaced_config_map,
-            namespace,
-            field_selector=f"metadata.name={NAME}",
-            resource_version=version,
-            timeout_seconds=int(timeout * (samples + 2)),
-        ):
-            seq = (event["object"].metadata.annotations or {}).get(KEY, "")
-            arrivals.put((seq, time.monotonic()))
-            if stop.is_set():
-                return
+        try:
+            for event in w.stream(  # type: ignore[no-untyped-call]
+                api.list_namespaced_config_map,
+                namespace,
+                field_selector=f"metadata.name={NAME}",
+                resource_version=version,
+                timeout_seconds=int(timeout * (samples + 2)),
+            ):
+                seq = (event["object"].metadata.annotations or {}).get(KEY, "")
+                arrivals.put((seq, time.monotonic()))
+                if stop.is_set():
+                    return
+        except ProtocolError:
+            if not stop.is_set():
+                raise  # a stream cut while measuring; one cut by the teardown is expected
 
     listener = threading.Thread(target=listen, name="watch-latency", daemon=True)
     listener.start()
