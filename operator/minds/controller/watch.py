@@ -41,7 +41,10 @@ ON_NEWS: dict[str, Callable[[kopf.Memo, Mapping[str, Any]], None]] = {
 
 
 def _register(kind: Kind) -> None:
-    def observe(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+    # Both are coroutines that never await: kopf runs a coroutine in its loop, a function in
+    # a thread of its pool, and a hop to a thread and back for every event of every kind
+    # costs more than keeping a body or forgetting one (a dict under a lock held briefly).
+    async def observe(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
         # Nothing goes into kopf's index itself: the store is the read side, and the index
         # brings kopf's guarantee that it is filled before anything else runs.
         news = memo.wiring.store.observe(kind.plural, body)
@@ -49,7 +52,7 @@ def _register(kind: Kind) -> None:
         if news and react is not None:
             react(memo, body)
 
-    def follow(type: str | None, body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+    async def follow(type: str | None, body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
         # kopf runs no handler before every indexed listing is in: the store is full now.
         memo.wiring.store.primed()
         if type == "DELETED":
