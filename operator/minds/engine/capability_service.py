@@ -21,7 +21,7 @@ so no Approval object, re-created or not, makes a step act twice.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import suppress
+from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -99,6 +99,8 @@ Told = Callable[[ExecutionRecord], Sequence[EventRecord]]
 
 class ExecutionLedger(LedgerPort, Protocol):
     def append_events(self, records: Sequence[EventRecord]) -> list[bool]: ...
+
+    def transaction(self) -> AbstractContextManager[None]: ...
 
     def begin_execution(
         self, record: ExecutionRecord, told: Told | None = None
@@ -411,9 +413,10 @@ class CapabilityService:
         decided: EventRecord | None,
         approval: str | None = None,
     ) -> InvocationOutcome:
-        """Act once under ``origin``'s key. Three rows and the write-ahead row go in one
-        transaction before the action (``decided``, the decision that allowed it, when not
-        recorded already, and ``tool_authorised``); the outcome and its row in another."""
+        """Act once under ``origin``'s key. A writing capability: three rows and the
+        write-ahead row go in one transaction before the action (``decided``, the decision that
+        allowed it, when not recorded already, and ``tool_authorised``); the outcome and its
+        row in another. A read-only one: all of them in one transaction after the read."""
         cap = self._registry[inv.capability]
         authority: dict[str, JsonValue] = {
             "decision": decision.decision.value,
@@ -450,43 +453,54 @@ class CapabilityService:
             )
             return [*([decided] if decided is not None else []), authorised]
 
-        failpoints.hit("before-write-ahead", inv.capability)
-        row, inserted = self._ledger.begin_execution(record, told)
-        assert row.id is not None
-        if not inserted:
-            return self._adopt(row)
-        failpoints.hit("after-write-ahead", inv.capability)
-        try:
-            result = self._drivers.invoke(
-                inv.capability,
-                cap.parse(inv.parameters),
-                mind_allowed_hosts=spec.browser.allowed_hosts,
-            )
-        except Exception as exc:  # a driver bug must still leave an outcome in the ledger
-            result = DriverResult.failure(f"driver error: {type(exc).__name__}: {exc}")
-        status = ExecutionStatus.EXECUTED if result.ok else ExecutionStatus.FAILED
-        type_ = "tool_executed" if result.ok else "tool_failed"
-        self._ledger.finish_execution(
-            ExecutionOutcome(
+        def outcome(row: ExecutionRecord, result: DriverResult) -> ExecutionOutcome:
+            return ExecutionOutcome(
                 execution_id=row.id,
-                status=status,
+                status=ExecutionStatus.EXECUTED if result.ok else ExecutionStatus.FAILED,
                 summary=result.summary[:4096],
                 fields=dict(result.fields),
                 output=result.output,
                 error=(result.error or None) and result.error[:4096],
                 finished_at=self._clock(),
-            ),
-            [
-                self._row(
-                    inv.namespace,
-                    inv.origin.mind,
-                    type_,
-                    origin.key(),
-                    {**base(row), "summary": result.summary, "error": result.error},
-                    subject,
+            )
+
+        def finished(row: ExecutionRecord, result: DriverResult) -> list[EventRecord]:
+            type_ = "tool_executed" if result.ok else "tool_failed"
+            payload = {**base(row), "summary": result.summary, "error": result.error}
+            mind = inv.origin.mind
+            return [self._row(inv.namespace, mind, type_, origin.key(), payload, subject)]
+
+        def act() -> DriverResult:
+            try:
+                return self._drivers.invoke(
+                    inv.capability,
+                    cap.parse(inv.parameters),
+                    mind_allowed_hosts=spec.browser.allowed_hosts,
                 )
-            ],
-        )
+            except Exception as exc:  # a driver bug must still leave an outcome in the ledger
+                return DriverResult.failure(f"driver error: {type(exc).__name__}: {exc}")
+
+        if cap.read_only:
+            # A read changes nothing, so nothing needs to be written before it: it is recorded
+            # with its outcome in one transaction. A crash in between loses only the record of
+            # a look that will be taken again; a second controller's record of the same look
+            # (the same origin key) wins, and this one reports it.
+            result = act()
+            with self._ledger.transaction():
+                row, inserted = self._ledger.begin_execution(record, told)
+                if inserted:
+                    self._ledger.finish_execution(outcome(row, result), finished(row, result))
+            if not inserted:
+                return self._adopt(row)
+        else:
+            failpoints.hit("before-write-ahead", inv.capability)
+            row, inserted = self._ledger.begin_execution(record, told)
+            if not inserted:
+                return self._adopt(row)
+            failpoints.hit("after-write-ahead", inv.capability)
+            result = act()
+            self._ledger.finish_execution(outcome(row, result), finished(row, result))
+        assert row.id is not None
         kind = OutcomeKind.EXECUTED if result.ok else OutcomeKind.FAILED
         return InvocationOutcome(
             kind, result.summary, result=result, execution_id=row.id, decision=decision

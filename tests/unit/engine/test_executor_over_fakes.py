@@ -151,6 +151,34 @@ def test_a_live_lease_keeps_others_off_and_an_expired_one_is_recovered() -> None
     assert world.driver.calls["service.status"] == 2
 
 
+def test_a_read_is_recorded_with_its_outcome_and_a_write_before_it() -> None:
+    """A write-ahead row is what keeps a writing action at most once; a read needs none, so
+    its rows and its outcome are one transaction after it: a crash mid-read leaves no row
+    without an outcome, a crash mid-restart leaves one."""
+    world = World()
+    world.plan("look", [read("R1")])
+    world.plan("heal", [restart("P1")])
+    world.driver.crash_on.update({"service.status", "service.restart"})
+    for plan in ("look", "heal"):
+        with pytest.raises(Crash):
+            world.executor("a").tick(NAMESPACE, plan)
+    recorded = {
+        row.capability: world.ledger.execution(row.origin_key) for row in world.ledger.executions()
+    }
+    assert set(recorded) == {"service.restart"}
+    assert recorded["service.restart"] is not None
+    assert recorded["service.restart"][1] is None  # written before the restart; no outcome
+    world.clock.advance(timedelta(seconds=46))
+    world.executor("b").tick(NAMESPACE, "look")
+    [row] = [r for r in world.ledger.executions() if r.capability == "service.status"]
+    found = world.ledger.execution(row.origin_key)
+    assert found is not None
+    assert found[1] is not None
+    assert {"tool_authorised", "tool_executed"} <= {
+        e.type for e in world.ledger.events() if e.payload.get("execution") == row.id
+    }
+
+
 def test_a_crash_mid_restart_is_never_repeated_blindly() -> None:
     world = World()
     world.plan("heal", [restart("P1")])
