@@ -10,8 +10,8 @@ ServiceAccount, exactly as ``minds dev up`` does), then:
 2. **approvals**: M plans of one ``service.restart`` that needs approval; the bench decides each
    Approval as the ``approver`` user and measures from sending the decision to a watch on the
    Plans delivering the step as ``completed``;
-3. **baseline**: with the controller stopped, a plain client doing what the executor does per
-   transition (GET the Plan, PUT its status with that resourceVersion) as fast as it can, on the
+3. **baseline**: with the controller stopped, a plain client (configured as the controller's,
+   under its ServiceAccount) doing what the executor does per transition (GET the Plan, PUT its status with that resourceVersion) as fast as it can, on the
    same Plan objects, once with one thread and once with several.
 
 It prints a table and rewrites ``docs/benchmarks.md``. The machine is shared and noisy, so the
@@ -57,6 +57,7 @@ from bench.scale import ScaleResult, plot, scale_phase
 from bench.watch_latency import Changes, FirstSeen, Stream
 from bench.watch_latency import measure as measure_watch_latency
 from minds.adapters.drivers.kubernetes import RESTARTED_AT
+from minds.adapters.kube.client import api_client
 from minds.controller.workers import WORKERS
 from minds.devenv import cluster as devcluster
 from minds.devenv import postgres
@@ -1015,7 +1016,8 @@ def probe_phase(env: Env, params: Params) -> ProbeResult:
 def baseline(
     env: Env, names: list[str], writes: int, threads: int, round_no: int
 ) -> BaselineResult:
-    """GET + PUT /status with the resourceVersion just read, as fast as possible.
+    """GET + PUT /status with the resourceVersion just read, as fast as possible, as the
+    controller's ServiceAccount with the controller's client configuration.
 
     Each write changes ``status.reason`` (an unchanged object would be a no-op the API server
     does not write to etcd); the objects are the read-only phase's completed Plans, so the
@@ -1026,7 +1028,12 @@ def baseline(
     conflicts = [0] * threads
     errors: list[BaseException] = []
     share = [writes // threads + (1 if i < writes % threads else 0) for i in range(threads)]
-    apis = [custom_api(env.kubeconfig) for _ in range(threads)]
+    # Configured as the controller configures its client, under the controller's identity:
+    # status subresources are the controller's alone (admission refuses anyone else).
+    apis = [
+        client.CustomObjectsApi(api_client(str(env.stack.controller_kubeconfig)))
+        for _ in range(threads)
+    ]
     go = threading.Event()
 
     def work(index: int) -> None:

@@ -736,7 +736,8 @@ def render_doc(r: Results, command: str, argv: str, plot_name: str | None = None
         "approves every Approval as soon as it exists and counts the steps that complete "
         "within the window. A stall is reported, not raised.",
         "4. **Baseline.** With the controller stopped, a plain client (the same kubernetes "
-        "client library) doing the executor's basic operation as fast as it can: GET a Plan, "
+        "client library, configured as the controller's, under the controller's "
+        "ServiceAccount) doing the executor's basic operation as fast as it can: GET a Plan, "
         "PUT its status with that resourceVersion, on the read-only rounds' completed Plans "
         "(so the bodies are as large as the controller's), with one thread and with several.",
         "5. **Watch latency.** The floor under any reaction: a plain PATCH of a ConfigMap "
