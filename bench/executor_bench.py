@@ -11,8 +11,9 @@ ServiceAccount, exactly as ``minds dev up`` does), then:
    Approval as the ``approver`` user and measures from sending the decision to a watch on the
    Plans delivering the step as ``completed``;
 3. **baseline**: with the controller stopped, a plain client (configured as the controller's,
-   under its ServiceAccount) doing what the executor does per transition (GET the Plan, PUT its status with that resourceVersion) as fast as it can, on the
-   same Plan objects, once with one thread and once with several.
+   under its ServiceAccount) doing what the executor does per transition (GET the Plan, PUT its
+   status with that resourceVersion) as fast as it can, on the same Plan objects, once with one
+   thread and once with several.
 
 It prints a table and rewrites ``docs/benchmarks.md``. The machine is shared and noisy, so the
 numbers that mean something are ratios against the baseline measured in the same run.
