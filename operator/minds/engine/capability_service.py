@@ -484,12 +484,14 @@ class CapabilityService:
             # A read changes nothing, so nothing needs to be written before it: it is recorded
             # with its outcome in one transaction. A crash in between loses only the record of
             # a look that will be taken again; a second controller's record of the same look
-            # (the same origin key) wins, and this one reports it.
+            # (the same origin key) wins, and this one reports it. The events go last, in one
+            # statement: appending to the mind's event chain holds its lock until the commit.
             result = act()
             with self._ledger.transaction():
-                row, inserted = self._ledger.begin_execution(record, told)
+                row, inserted = self._ledger.begin_execution(record)
                 if inserted:
-                    self._ledger.finish_execution(outcome(row, result), finished(row, result))
+                    rows = [*told(row), *finished(row, result)]
+                    self._ledger.finish_execution(outcome(row, result), rows)
             if not inserted:
                 return self._adopt(row)
         else:
