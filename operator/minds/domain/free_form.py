@@ -20,31 +20,40 @@ from pydantic import Field
 
 #: The one character Postgres cannot store in ``text`` or ``jsonb``.
 NUL: Final = "\x00"
+#: What stands for it in text bound for the ledger: U+2400 SYMBOL FOR NULL, so a reader still
+#: sees that one was there.
+NUL_SHOWN: Final = "\u2400"
+
+
+def storable(text: str) -> str:
+    """``text`` as Postgres can store it: admission refuses NUL wherever it can, and whatever
+    slips past it (a free-form value written before the policy, a log line a workload wrote)
+    must not make a ledger row unwritable, nor take the rows written with it down."""
+    return text.replace(NUL, NUL_SHOWN) if NUL in text else text
 
 
 @dataclass(frozen=True)
 class JsonLimits:
     """How far a free-form value may go. ``depth`` counts the containers (objects, arrays)
-    nested in one another, the field's own object included: ``{"a": [1]}`` has depth 2."""
+    nested in one another, the field's own object included: ``{"a": [1]}`` has depth 2;
+    ``width`` bounds the entries of each container; keys are strings like any other."""
 
     depth: int = 4
-    nodes: int = 256
+    width: int = 64
     string: int = 4096
-    key: int = 253
+    nodes: int = 4096
 
 
 #: The limits admission and the controller apply to every free-form field. The capabilities'
 #: parameters are flat and a grant's limits are lists at most (depth 2): four leaves room for a
-#: capability to come without ever nearing a stack.
+#: capability to come without ever nearing a stack. Admission checks all but ``nodes``, which
+#: CEL cannot sum; the API server's cost limit on the policy's rules bounds the total there.
 FREE_FORM: Final = JsonLimits()
 
 
-#: Entries of one free-form field's own object, bounded in the schema too (``maxProperties``).
-FREE_FORM_KEYS: Final = 64
-
 #: A free-form field as the models declare it: a JSON object whose own entries the schema
-#: bounds; what is nested below is bounded by `FREE_FORM`.
-FreeForm = Annotated[dict[str, Any], Field(max_length=FREE_FORM_KEYS)]
+#: bounds (``maxProperties``); what is nested below is bounded by `FREE_FORM`.
+FreeForm = Annotated[dict[str, Any], Field(max_length=FREE_FORM.width)]
 
 
 @dataclass(frozen=True)
@@ -83,14 +92,14 @@ def _own_breach(value: object, path: str, depth: int, limits: JsonLimits) -> Bre
         return Breach(path, f"is a {type(value).__name__}, not a JSON value")
     if depth > limits.depth:
         return Breach(path, f"is nested deeper than {limits.depth} levels")
-    if len(value) > limits.nodes:
+    if len(value) > limits.width:
         # Refused before its children are listed: the walk never holds more than the limit.
-        return Breach(path, f"holds more than {limits.nodes} values")
+        return Breach(path, f"holds more than {limits.width} entries")
     for key in value if isinstance(value, dict) else ():
         if not isinstance(key, str):
             return Breach(path, "has a key that is not a string")
-        if NUL in key or len(key) > limits.key:
-            return Breach(path, f"has a key longer than {limits.key} characters or holding NUL")
+        if (found := _own_breach(key, f"{path} (a key)", depth, limits)) is not None:
+            return found
     return None
 
 
