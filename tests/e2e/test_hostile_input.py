@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ import pytest
 
 from minds.adapters.ledger import Ledger
 from minds.devenv.controller import ControllerHandle
+from minds.devenv.kubectl import kubectl
 from minds.domain.free_form import FREE_FORM
 from tests.e2e.executor_support import (
     apply,
@@ -264,3 +265,88 @@ def test_free_form_that_reaches_the_controller_is_refused_in_the_plans_status(
     assert error["field"].startswith("steps[0].parameters.extra")
     assert "nested deeper than 4 levels" in error["message"]
     assert session_controller.healthy()
+
+
+# -- every identity, every write path --------------------------------------------------------
+
+#: Who can write a Plan's spec at all: admission refuses them alike (RBAC refuses the rest).
+IDENTITIES = ("admin", "controller")
+#: The controller patches Plans and never replaces them: RBAC refuses before admission looks.
+RBAC_REFUSES = {("controller", "replace")}
+#: What each hostile change puts in a Plan, and the field the refusal must name.
+HOSTILE_CHANGES: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
+    "nul": (lambda spec: spec.update(objective="keep\u0000"), "spec.objective"),
+    "deep": (
+        lambda spec: spec["steps"][0].update(parameters=nested(1500)),
+        "spec.steps[P1].parameters",
+    ),
+}
+
+
+def _as(cluster: Cluster, identity: str) -> Callable[..., Any]:
+    kubeconfig = cluster.controller_kubeconfig if identity == "controller" else cluster.kubeconfig
+
+    def run(*args: str, input_: str | None = None) -> Any:
+        return kubectl(kubeconfig, *args, input_=input_, check=False)
+
+    return run
+
+
+def _written(run: Callable[..., Any], path: str, namespace: str, body: dict[str, Any]) -> Any:
+    name = body["metadata"]["name"]
+    if path == "patch":
+        return run(
+            "patch",
+            "plan",
+            name,
+            "-n",
+            namespace,
+            "--type=merge",
+            "-p",
+            dumps({"spec": body["spec"]}),
+        )
+    verb = {
+        "create": ("create", "-f", "-"),
+        "replace": ("replace", "-f", "-"),
+        "apply": ("apply", "--server-side", "--force-conflicts", "-f", "-"),
+    }[path]
+    return run(*verb, input_=dumps(body))
+
+
+@pytest.mark.parametrize("change", HOSTILE_CHANGES)
+@pytest.mark.parametrize("path", ["create", "replace", "patch", "apply"])
+@pytest.mark.parametrize("identity", IDENTITIES)
+def test_every_write_path_and_identity_meets_the_same_refusal(
+    cluster: Cluster, namespace: str, identity: str, path: str, change: str
+) -> None:
+    body = plan_with(namespace, capability="service.status", parameters={"name": "atlas"})
+    if path != "create":
+        assert create(cluster, body, dry_run=False).returncode == 0
+    alter, field = HOSTILE_CHANGES[change]
+    alter(body["spec"])
+    refused = _written(_as(cluster, identity), path, namespace, body)
+    assert refused.returncode != 0
+    if (identity, path) in RBAC_REFUSES:
+        field = "cannot update resource"
+    assert field in refused.stderr, refused.stderr[-400:]
+
+
+@pytest.mark.parametrize("identity", IDENTITIES)
+def test_the_status_subresource_refuses_nul_too(
+    cluster: Cluster, namespace: str, identity: str
+) -> None:
+    body = plan_with(namespace, capability="service.status", parameters={"name": "atlas"})
+    assert create(cluster, body, dry_run=False).returncode == 0
+    refused = _as(cluster, identity)(
+        "patch",
+        "plan",
+        body["metadata"]["name"],
+        "-n",
+        namespace,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        json.dumps({"status": {"waitingOn": "x\u0000"}}),
+    )
+    assert refused.returncode != 0
+    assert "status.waitingOn" in refused.stderr

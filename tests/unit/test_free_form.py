@@ -6,8 +6,10 @@ import sys
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from minds.domain.free_form import FREE_FORM, NUL_SHOWN, Breach, breach, first_breach, storable
+from minds.domain.resources.grant import CapabilityGrantSpec
 
 
 def nested(depth: int, leaf: Any = 1) -> Any:
@@ -70,3 +72,22 @@ def test_storable_text_shows_nul_and_leaves_other_text_alone() -> None:
     assert storable("a\x00b\x00") == f"a{NUL_SHOWN}b{NUL_SHOWN}"
     text = "tab\tnewline\nescape\x1b[31m ünïcödé 🙂"
     assert storable(text) is text
+
+
+def test_a_grant_beyond_the_limits_cannot_be_read_and_the_error_names_the_field() -> None:
+    spec = {
+        "mind": "keeper",
+        "capability": "service.restart",
+        "targetPattern": "atlas-*",
+        "parameterLimits": {"replicas": nested(FREE_FORM.depth)},
+        "expiresAt": "2030-01-01T00:00:00Z",
+        "operationCap": 1,
+        "reason": "r",
+    }
+    with pytest.raises(ValidationError) as refused:
+        CapabilityGrantSpec.model_validate(spec)
+    (error,) = refused.value.errors()
+    assert error["loc"] == ("parameterLimits",)
+    assert "replicas.a.a.a is nested deeper than 4 levels" in error["msg"]
+    spec["parameterLimits"] = {"replicas": [1, 2]}
+    assert CapabilityGrantSpec.model_validate(spec).parameter_limits == {"replicas": [1, 2]}

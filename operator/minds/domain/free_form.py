@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Final
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 #: The one character Postgres cannot store in ``text`` or ``jsonb``.
 NUL: Final = "\x00"
@@ -49,11 +49,6 @@ class JsonLimits:
 #: capability to come without ever nearing a stack. Admission checks all but ``nodes``, which
 #: CEL cannot sum; the API server's cost limit on the policy's rules bounds the total there.
 FREE_FORM: Final = JsonLimits()
-
-
-#: A free-form field as the models declare it: a JSON object whose own entries the schema
-#: bounds (``maxProperties``); what is nested below is bounded by `FREE_FORM`.
-FreeForm = Annotated[dict[str, Any], Field(max_length=FREE_FORM.width)]
 
 
 @dataclass(frozen=True)
@@ -124,6 +119,22 @@ def breach(value: object, field: str, limits: JsonLimits = FREE_FORM) -> Breach 
             (child, _child(path, key), depth + 1) for key, child in reversed(list(_children(node)))
         )
     return None
+
+
+def _within_limits(value: dict[str, Any]) -> dict[str, Any]:
+    found = breach(value, "")
+    if found is not None:
+        raise ValueError(f"{found.field.lstrip('.') or 'the value'} {found.message}")
+    return value
+
+
+#: A free-form field as the models declare it: a JSON object whose own entries the schema
+#: bounds (``maxProperties``) and whose content, however it was admitted, fits `FREE_FORM`
+#: whenever a model is read from it: a grant or an Approval beyond the limits cannot be read,
+#: and one that cannot be read authorises nothing.
+FreeForm = Annotated[
+    dict[str, Any], Field(max_length=FREE_FORM.width), AfterValidator(_within_limits)
+]
 
 
 def first_breach(fields: dict[str, object], limits: JsonLimits = FREE_FORM) -> Breach | None:
