@@ -16,6 +16,7 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from minds.domain.capabilities.registry import CapabilityRegistry
+from minds.domain.free_form import Breach, first_breach
 from minds.domain.planning.model import (
     Budget,
     IssueCode,
@@ -39,6 +40,15 @@ DONE_STEP = frozenset({StepStatus.COMPLETED, StepStatus.SKIPPED})
 
 #: ``ValidationIssue.field`` holds at most this many characters.
 MAX_FIELD_PATH = 300
+
+#: Where a step holds free-form JSON, as paths into the step.
+STEP_FREE_FORM: tuple[tuple[str, ...], ...] = (
+    ("parameters",),
+    ("check", "parameters"),
+    ("expectation", "check", "parameters"),
+    ("precondition", "check", "parameters"),
+    ("request", "parameterLimits"),
+)
 
 
 @dataclass(frozen=True)
@@ -66,6 +76,39 @@ def _shape_errors(exc: ValidationError) -> ValidationResult:
                 message=str(e["msg"]),
             )
             for e in exc.errors()[:50]
+        ]
+    )
+
+
+def _dig(value: object, path: tuple[str, ...]) -> object:
+    for part in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
+def free_form_breach(raw_spec: dict[str, Any]) -> Breach | None:
+    """The first free-form field of a raw Plan spec beyond the limits of
+    `minds.domain.free_form`, looked at before anything else reads the spec."""
+    steps = raw_spec.get("steps")
+    fields = {
+        f"steps[{index}].{'.'.join(path)}": found
+        for index, step in enumerate(steps if isinstance(steps, list) else [])
+        for path in STEP_FREE_FORM
+        if (found := _dig(step, path)) is not None
+    }
+    return first_breach(fields)
+
+
+def _refused(breach: Breach) -> ValidationResult:
+    return ValidationResult(
+        errors=[
+            ValidationIssue(
+                code=IssueCode.SCHEMA,
+                field=breach.field[:MAX_FIELD_PATH],
+                message=f"{breach.field} {breach.message}"[:2000],
+            )
         ]
     )
 
@@ -108,11 +151,15 @@ def admit(
     """The status a plan should have after (re)reading its spec. ``mind`` None: not found."""
     if not reopens(current):
         return Admission(current, False, current.validation or ValidationResult(), None)
-    plan: Plan | None
-    try:
-        plan = Plan.model_validate(raw_spec)
-    except ValidationError as exc:
-        plan, result = None, _shape_errors(exc)
+    plan: Plan | None = None
+    breach = free_form_breach(raw_spec)
+    if breach is not None:
+        result = _refused(breach)
+    else:
+        try:
+            plan = Plan.model_validate(raw_spec)
+        except ValidationError as exc:
+            plan, result = None, _shape_errors(exc)
     if plan is not None:
         if mind is None or not plan.mind:
             result = ValidationResult(

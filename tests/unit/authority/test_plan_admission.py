@@ -240,3 +240,32 @@ def test_progress_counts_completed_and_skipped_steps() -> None:
     )
     assert progress(s) == "2/5"
     assert progress(PlanResourceStatus()) == "0/0"
+
+
+# -- hostile free-form input -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        (("parameters",), {"name": "atlas", "x": {"a": {"a": {"a": {"a": 1}}}}}),
+        (("parameters",), {"name": "atlas\x00"}),
+        (("expectation", "check", "parameters"), {"name": ["x" * 5000]}),
+    ],
+    ids=["deep", "nul", "long"],
+)
+def test_free_form_beyond_its_limits_leaves_a_draft_naming_the_field(
+    path: tuple[str, ...], value: dict[str, Any]
+) -> None:
+    step = restart()
+    holder = step
+    for part in path[:-1]:
+        holder = holder.setdefault(part, {})
+    holder[path[-1]] = value
+    admitted = run(spec(status(), step, verify()))
+    assert admitted.status.phase is PlanStatus.DRAFT
+    assert admitted.plan is None
+    (issue,) = admitted.result.errors
+    assert issue.field is not None
+    assert issue.field.startswith(f"steps[1].{'.'.join(path)}")
+    assert issue.message.startswith(issue.field)

@@ -58,6 +58,7 @@ def test_every_rendered_object_is_valid_kubernetes(helm: Helm) -> None:
         "controller-workload-policy.yaml",
         "namespace-policy.yaml",
         "controller-plan-deletion-policy.yaml",
+        "free-form-policy.yaml",
     ],
 )
 def test_rbac_and_policies_are_the_files_themselves(helm: Helm, name: str) -> None:

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from minds.domain.free_form import breach
 from minds.domain.planning.model import (
     MAX_STEPS,
     Alternative,
@@ -213,7 +214,10 @@ json_values = st.recursive(
     ),
     max_leaves=8,
 )
-parameters = st.none() | st.dictionaries(st.text(max_size=10), json_values, max_size=4)
+#: Free-form values as admission lets them through (minds.domain.free_form).
+parameters = st.none() | st.dictionaries(st.text(max_size=10), json_values, max_size=4).filter(
+    lambda value: breach(value, "parameters") is None
+)
 capabilities = st.sampled_from(["service.status", "service.restart", "logs.query", "x.y"])
 checks = _model(
     Check,

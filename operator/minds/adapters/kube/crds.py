@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from minds.domain.resources.common import NO_NUL
 from minds.domain.resources.kinds import CATEGORY, KINDS, Kind
 from minds.domain.sharding import PEERING_GROUP, PEERING_KIND, PEERING_PLURAL, PEERING_VERSION
 
@@ -96,6 +97,8 @@ def structural(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
             out["x-kubernetes-preserve-unknown-fields"] = True
     if out.get("type") == "object" and "properties" in out:
         out.pop("x-kubernetes-preserve-unknown-fields", None)
+    if out.get("type") == "string" and not any(k in out for k in ("enum", "pattern", "format")):
+        out["x-kubernetes-validations"] = [*out.get("x-kubernetes-validations", []), dict(NO_NUL)]
     return out
 
 

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Final, Protocol
 
+from minds.domain.free_form import storable
 from minds.domain.masking.keys import is_secret_key
 from minds.domain.masking.kinds import MaskCounts, MaskKind, merge_counts
 from minds.domain.masking.rules import mask_inline
@@ -213,7 +214,8 @@ class LineMasker:
 
 def mask_text(text: str) -> tuple[str, MaskCounts]:
     """`text`, of any number of lines, with every identifier and secret replaced, and how many
-    of each kind were."""
+    of each kind were. Text leaves the controller storable: NUL is shown as ␀."""
+    text = storable(text)
     masker = LineMasker()
     counts: MaskCounts = {}
     lines: list[str] = []

@@ -21,6 +21,7 @@ from typing import Final
 
 from pydantic import JsonValue
 
+from minds.domain.free_form import storable
 from minds.domain.masking.blocks import mask_text
 from minds.domain.masking.keys import is_identity_key, is_secret_key
 from minds.domain.masking.kinds import MaskKind
@@ -123,4 +124,4 @@ def _key(key: str, taken: Mapping[str, JsonValue]) -> str:
 def _identity_text(text: str) -> str:
     """An identity's text, its e-mail address kept and anything else masked."""
     masked = _masked(text)
-    return text if masked == MaskKind.EMAIL.placeholder else masked
+    return storable(text) if masked == MaskKind.EMAIL.placeholder else masked

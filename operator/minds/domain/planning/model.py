@@ -24,6 +24,7 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator
 
 from minds.domain.base import Model
+from minds.domain.free_form import FreeForm
 from minds.domain.resources.common import CAPABILITY_NAME
 from minds.domain.resources.mind import PlanBudget
 
@@ -211,7 +212,7 @@ class Check(Model):
     """
 
     capability: CapabilityName
-    parameters: dict[str, Any] | None = None
+    parameters: FreeForm | None = None
     field: Annotated[str, Field(min_length=1, max_length=64)]
     comparison: Comparison
     value: Annotated[str, Field(max_length=200)]
@@ -250,7 +251,7 @@ class CapabilityRequest(Model):
 
     capability: CapabilityName
     target_pattern: Annotated[str, Field(max_length=253)]
-    parameter_limits: dict[str, Any] | None = None
+    parameter_limits: FreeForm | None = None
     duration_seconds: Annotated[int, Field(ge=60, le=WEEK_SECONDS)]
     operation_cap: Annotated[int, Field(ge=1, le=1000)]
     reason: Text
@@ -277,7 +278,7 @@ class Step(Model):
     kind: StepKind
     depends_on: Annotated[list[StepKey], Field(max_length=MAX_STEPS)] = []
     capability: CapabilityName | None = None
-    parameters: dict[str, Any] | None = None
+    parameters: FreeForm | None = None
     target: Annotated[str, Field(max_length=253)] | None = None
     expectation: Expectation | None = None
     precondition: Precondition | None = None

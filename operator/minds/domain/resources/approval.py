@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
 from minds.domain.base import Model
+from minds.domain.free_form import FreeForm
 from minds.domain.resources.common import CAPABILITY_NAME, DNS_SUBDOMAIN, cel, cel_rules, immutable
 
 Text = Annotated[str, Field(max_length=4096)]
@@ -66,7 +67,7 @@ class GrantRequest(Model):
     """What a mind asks for when it asks for temporary, scoped authority."""
 
     target_pattern: str = Field(max_length=253)
-    parameter_limits: dict[str, Any] = Field(default_factory=dict)
+    parameter_limits: FreeForm = Field(default_factory=dict)
     duration_seconds: int = Field(ge=60, le=7 * 24 * 3600)
     operation_cap: int = Field(ge=1, le=10_000)
     reason: Text
@@ -124,9 +125,7 @@ class ApprovalSpec(Model):
         max_length=128, pattern=CAPABILITY_NAME, json_schema_extra=immutable("capability")
     )
     target: str = Field(max_length=253, json_schema_extra=immutable("target"))
-    parameters: dict[str, Any] | None = Field(
-        default=None, json_schema_extra=immutable("parameters")
-    )
+    parameters: FreeForm | None = Field(default=None, json_schema_extra=immutable("parameters"))
     grant: GrantRequest | None = Field(default=None, json_schema_extra=immutable("grant"))
     explanation: Explanation = Field(json_schema_extra=immutable("explanation"))
     origin: ApprovalOrigin = Field(json_schema_extra=immutable("origin"))

@@ -31,6 +31,13 @@ def cel_rules(*rules: dict[str, Any]) -> dict[str, Any]:
     return {"x-kubernetes-validations": list(rules)}
 
 
+#: Every free-text string of every kind carries this rule (the CRD generator adds it): Postgres
+#: cannot store U+0000 in ``text`` or ``jsonb``, so a string holding it would be admitted and then
+#: fail every ledger write that quotes it. Strings with a ``pattern``, an ``enum`` or a
+#: ``format`` are bounded to other characters already.
+NO_NUL = cel("!self.contains('\\u0000')", "must not contain the NUL character (U+0000)")
+
+
 def immutable(what: str) -> dict[str, Any]:
     """A field that may be set at creation and never changed afterwards."""
     return cel_rules(cel("self == oldSelf", f"{what} is immutable"))
@@ -80,11 +87,14 @@ def set_condition(conditions: list[Condition], new: Condition) -> list[Condition
 class WorkloadRef(Model):
     """A workload a mind looks after or acts on."""
 
-    kind: str = Field(default="Deployment", pattern=r"^(Deployment|StatefulSet|DaemonSet)$")
+    kind: str = Field(
+        default="Deployment", max_length=16, pattern=r"^(Deployment|StatefulSet|DaemonSet)$"
+    )
     name: str = Field(max_length=253, pattern=DNS_SUBDOMAIN)
     namespace: str | None = Field(
         default=None,
         max_length=63,
+        pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
         description="Defaults to the namespace of the Mind.",
     )
 

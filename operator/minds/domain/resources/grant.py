@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
 
 from pydantic import Field
 
 from minds.domain.base import Model
+from minds.domain.free_form import FreeForm
 from minds.domain.resources.common import CAPABILITY_NAME, DNS_SUBDOMAIN, cel, cel_rules, immutable
 
 #: A mind's name, optionally preceded by its namespace (a DNS label) and a slash.
@@ -56,7 +56,7 @@ class CapabilityGrantSpec(Model):
         max_length=128, pattern=CAPABILITY_NAME, json_schema_extra=immutable("capability")
     )
     target_pattern: str = Field(max_length=253, json_schema_extra=immutable("targetPattern"))
-    parameter_limits: dict[str, Any] = Field(
+    parameter_limits: FreeForm = Field(
         default_factory=dict, json_schema_extra=immutable("parameterLimits")
     )
     not_before: datetime | None = Field(default=None, json_schema_extra=immutable("notBefore"))

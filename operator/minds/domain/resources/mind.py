@@ -249,10 +249,10 @@ class MindSpec(Model):
 
 class MindStatus(Model):
     observed_generation: int | None = None
-    conditions: list[Condition] = Field(default_factory=list)
+    conditions: list[Condition] = Field(default_factory=list, max_length=16)
     open_wants: int = 0
     open_intentions: int = 0
     open_plans: int = 0
     pending_approvals: int = 0
     last_cycle_at: datetime | None = None
-    last_cycle: str | None = None
+    last_cycle: str | None = Field(default=None, max_length=1024)
