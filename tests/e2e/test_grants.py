@@ -31,6 +31,7 @@ def grant(cluster: Cluster, namespace: str, name: str, **spec: Any) -> None:
         "expiresAt": (datetime.now(UTC) + timedelta(hours=1)).isoformat(),
         "operationCap": 20,
         "reason": "diagnosing memory pressure",
+        "grantedBy": "admin",
     }
     apply(
         cluster,
