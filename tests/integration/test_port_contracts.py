@@ -46,7 +46,7 @@ def resources(request: pytest.FixtureRequest) -> tuple[ResourcePort, str]:
     namespace: str = request.getfixturevalue("namespace")
     # The suite writes Plans as a controller would: no controller may write them meanwhile.
     request.getfixturevalue("no_controller_in_module")
-    api = KubeResources(api_client(str(cluster.kubeconfig)))
+    api = KubeResources(api_client(str(cluster.controller_kubeconfig)))
     if request.param == "watch store":
         # Fed only by its own writes here (no watch runs): everything read comes from them.
         return WatchedResources(WatchStore([PLAN.plural]), api), namespace

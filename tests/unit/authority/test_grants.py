@@ -310,9 +310,11 @@ def test_the_controller_cannot_vouch_for_itself(
     grant: CapabilityGrantSpec, approval: ApprovalSpec | None, why: str
 ) -> None:
     problem = link_problem("caretaker-grant-1", grant, CREATED, approval)
-    assert problem is not None and why in problem
+    assert problem is not None
+    assert why in problem
 
 
 def test_a_grant_named_otherwise_than_its_approval_is_not_vouched_for() -> None:
     problem = link_problem("elsewhere", linked(), CREATED, request())
-    assert problem is not None and "not this grant's name" in problem
+    assert problem is not None
+    assert "not this grant's name" in problem
