@@ -306,7 +306,7 @@ def test_the_controller_cannot_create_a_grant_for_a_mind_of_another_namespace(
     assert refused.returncode != 0
     assert "cannot create a grant for a mind of another namespace" in refused.stderr
     # With no Approval behind it, admission cannot refuse it; it grants nothing
-    # (tests/e2e/test_grant_bounds.py).
+    # (tests/e2e/test_grants.py).
     assert allowed.returncode == 0, allowed.stderr
 
 
