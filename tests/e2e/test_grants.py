@@ -1,5 +1,6 @@
 """CapabilityGrants against the real API server: the operations cap holds under concurrency,
-and a grant never covers more than its window, its pattern and its state allow."""
+a grant never covers more than its window, its pattern, its namespace and its state allow, it
+names who really granted it, and the controller cannot grant on its own say-so."""
 
 from __future__ import annotations
 
