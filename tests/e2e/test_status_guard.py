@@ -335,6 +335,24 @@ def test_an_ended_approval_stays_ended(
     )
 
 
+def test_an_approved_action_that_ran_after_its_withdrawal_is_recorded_executed(
+    cluster: Cluster, scene: Scene, fresh: dict[str, str], writer: Identity
+) -> None:
+    """The one move out of a terminal phase: what ran is recorded, and only what was approved."""
+    undecided, decided = fresh["approval"], f"{fresh['approval']}-approved"
+    withdrawn = set_status(cluster, writer, scene, "approval", undecided, {"phase": "Withdrawn"})
+    assert withdrawn.returncode == 0, withdrawn.stderr
+    refused(
+        set_status(cluster, writer, scene, "approval", undecided, {"phase": "Executed"}),
+        "status.phase Executed needs spec.decision Approved",
+    )
+    apply(cluster, approval_body(scene.namespace, decided))
+    decide(cluster, scene, decided, "Approved")
+    for phase in ("Withdrawn", "Executed"):
+        ok = set_status(cluster, writer, scene, "approval", decided, {"phase": phase})
+        assert ok.returncode == 0, ok.stderr
+
+
 @pytest.mark.parametrize("ended", ["completed", "failed", "superseded", "abandoned"])
 def test_a_finished_plan_stays_finished(
     cluster: Cluster, scene: Scene, fresh: dict[str, str], writer: Identity, ended: str

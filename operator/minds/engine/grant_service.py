@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -10,6 +9,7 @@ from pydantic import ValidationError
 from minds.domain.grants import link_problem, phase_of
 from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
 from minds.domain.resources.approval import ApprovalSpec
+from minds.domain.resources.common import parse_timestamp
 from minds.domain.resources.grant import CapabilityGrantSpec, CapabilityGrantStatus, GrantPhase
 from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT
 from minds.engine.conditional import write_status
@@ -32,7 +32,9 @@ def unvouched(
         approval = None
     except ValidationError:
         return f"approval {spec.approval} cannot be read"
-    created = datetime.fromisoformat(meta["creationTimestamp"])
+    created = parse_timestamp(meta.get("creationTimestamp"))
+    if created is None:
+        return "its creation time is unknown"
     return link_problem(meta["name"], spec, created, approval)
 
 
