@@ -353,6 +353,21 @@ def test_an_approved_action_that_ran_after_its_withdrawal_is_recorded_executed(
         assert ok.returncode == 0, ok.stderr
 
 
+def test_a_failed_plan_is_only_ever_handed_to_its_replanning(
+    cluster: Cluster, scene: Scene, fresh: dict[str, str], writer: Identity
+) -> None:
+    """The other move out of a terminal phase: a failed plan makes way for a new revision."""
+    name = fresh["plan"]
+    assert set_status(cluster, writer, scene, "plan", name, {"phase": "failed"}).returncode == 0
+    refused(
+        set_status(cluster, writer, scene, "plan", name, {"phase": "executing"}),
+        "status.phase failed is terminal",
+    )
+    for phase in ("replanning", "superseded"):
+        ok = set_status(cluster, writer, scene, "plan", name, {"phase": phase})
+        assert ok.returncode == 0, ok.stderr
+
+
 @pytest.mark.parametrize("ended", ["completed", "failed", "superseded", "abandoned"])
 def test_a_finished_plan_stays_finished(
     cluster: Cluster, scene: Scene, fresh: dict[str, str], writer: Identity, ended: str
