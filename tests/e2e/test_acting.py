@@ -287,7 +287,7 @@ def test_an_approved_grant_request_is_granted_by_the_executor_for_a_live_plan_on
 
     [grant] = grants(cluster, namespace)
     assert grant["metadata"]["name"] == asked
-    assert grant["metadata"]["annotations"]["minds.dev/granted-by"] == "approver"
+    assert (grant["spec"]["grantedBy"], grant["spec"]["approval"]) == ("approver", asked)
     assert grant["spec"]["targetPattern"] == f"{namespace}/atlas-worker"
     assert e2e_ledger.events(namespace=namespace, type="approval_executed")
 

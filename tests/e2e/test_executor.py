@@ -12,6 +12,7 @@ import pytest
 
 from minds.adapters.ledger import Ledger
 from minds.devenv.controller import ControllerHandle
+from minds.devenv.kubectl import kubectl
 from minds.domain.beliefs import PredictionRecord
 from minds.domain.intentions import IntentionStatus
 from tests.e2e.executor_support import (
@@ -668,7 +669,9 @@ def test_a_request_raised_just_before_a_crash_resumes_its_wait(
         )
     patch = {"metadata": {"resourceVersion": body["metadata"]["resourceVersion"]}}
     patch["status"] = {"phase": "executing", "steps": steps}
-    cluster.kubectl(
+    # Only the controller writes a Plan's status (status-policy.yaml): write as the controller.
+    kubectl(
+        cluster.controller_kubeconfig,
         "patch",
         "plan",
         "asked",

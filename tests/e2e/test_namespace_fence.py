@@ -91,6 +91,8 @@ def grant_body(namespace: str, name: str, **spec: Any) -> dict[str, Any]:
         "expiresAt": (datetime.now(UTC) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "operationCap": 1,
         "reason": "team-b lets team-a's keeper restart atlas-worker",
+        # Admission checks it is the creator's own name (grant-policy.yaml).
+        "grantedBy": "admin",
     }
     return {
         "apiVersion": "minds.dev/v1alpha1",
@@ -190,7 +192,7 @@ def test_a_tenant_cannot_make_the_controller_restart_another_namespace_without_i
     assert any("outside the mind's namespace" in e["message"] for e in events)
 
     # The tenant cannot give itself the grant: it has no rights in the other namespace.
-    crossing = grant_body(target_ns, "let-a-restart", mind=f"{tenant_ns}/keeper")
+    crossing = grant_body(target_ns, "let-a-restart", mind=f"{tenant_ns}/keeper", grantedBy=OWNER)
     forbidden = as_user(cluster, TENANT, crossing)
     assert forbidden.returncode != 0
     assert "forbidden" in forbidden.stderr.lower()
@@ -289,8 +291,10 @@ def test_grants_and_grant_requests_cannot_reach_outside_their_namespace(
 def test_the_controller_cannot_create_a_grant_for_a_mind_of_another_namespace(
     cluster: Cluster, namespace: str, other_namespace: str
 ) -> None:
-    crossing = grant_body(other_namespace, "self-granted", mind=f"{namespace}/keeper")
-    own = grant_body(namespace, "from-an-approval")
+    # Shaped as a grant from an approved request, so only the fence has a reason to refuse.
+    link = {"approval": "self-granted", "grantedBy": "approver"}
+    crossing = grant_body(other_namespace, "self-granted", mind=f"{namespace}/keeper", **link)
+    own = grant_body(namespace, "self-granted", **link)
 
     refused = kubectl(
         cluster.controller_kubeconfig, "create", "-f", "-", input_=json.dumps(crossing), check=False
@@ -301,6 +305,8 @@ def test_the_controller_cannot_create_a_grant_for_a_mind_of_another_namespace(
 
     assert refused.returncode != 0
     assert "cannot create a grant for a mind of another namespace" in refused.stderr
+    # With no Approval behind it, admission cannot refuse it; it grants nothing
+    # (tests/e2e/test_grants.py).
     assert allowed.returncode == 0, allowed.stderr
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from minds.devenv.kubectl import kubectl
 from tests.fixtures.cluster import REPO, Cluster, with_namespace
 
 #: The commands of docs/planning.md that need a cluster, in the doc's order. Each is run by
@@ -110,8 +111,10 @@ def test_show_draws_the_status_the_api_server_holds(cluster: Cluster, namespace:
 
     cluster.kubectl("apply", "-f", str(EXAMPLE), "-n", namespace)
     # Written after any judgement a running controller makes on create; a controller never
-    # re-judges a plan that has left `validated`, so this is the status `show` reads.
-    cluster.kubectl(
+    # re-judges a plan that has left `validated`, so this is the status `show` reads. Only the
+    # controller writes a Plan's status (status-policy.yaml): written with its token.
+    kubectl(
+        cluster.controller_kubeconfig,
         "patch", "plan", NAME, "-n", namespace, "--subresource=status", "--type=merge",
         "-p", json.dumps({"status": SHOWN_STATUS}),
     )  # fmt: skip

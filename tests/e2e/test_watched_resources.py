@@ -29,7 +29,7 @@ INVALID_PLAN = repo_root() / "examples" / "plan-invalid.yaml"
 
 @pytest.fixture
 def api(cluster: Cluster) -> KubeResources:
-    return KubeResources(api_client(str(cluster.kubeconfig)))
+    return KubeResources(api_client(str(cluster.controller_kubeconfig)))
 
 
 def _plan(name: str) -> dict[str, Any]:

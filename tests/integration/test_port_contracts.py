@@ -46,7 +46,7 @@ def resources(request: pytest.FixtureRequest) -> tuple[ResourcePort, str]:
     namespace: str = request.getfixturevalue("namespace")
     # The suite writes Plans as a controller would: no controller may write them meanwhile.
     request.getfixturevalue("no_controller_in_module")
-    api = KubeResources(api_client(str(cluster.kubeconfig)))
+    api = KubeResources(api_client(str(cluster.controller_kubeconfig)))
     if request.param == "watch store":
         # Fed only by its own writes here (no watch runs): everything read comes from them.
         return WatchedResources(WatchStore([PLAN.plural]), api), namespace
@@ -184,12 +184,13 @@ def test_list_filters_by_label_selector(
 
 def test_delete_removes_only_the_incarnation_named(resources: tuple[ResourcePort, str]) -> None:
     port, ns = resources
-    first = port.create(PLAN, ns, _plan("one"))
+    # The controller deletes only finished plans (controller-plan-deletion-policy.yaml).
+    first = port.replace_status(PLAN, port.create(PLAN, ns, _plan("one")), _status("completed"))
     port.delete(PLAN, ns, "one", first["metadata"]["uid"])
     with pytest.raises(NotFound):
         port.get(PLAN, ns, "one")
     port.delete(PLAN, ns, "one", first["metadata"]["uid"])  # gone already: not an error
-    second = port.create(PLAN, ns, _plan("one"))
+    second = port.replace_status(PLAN, port.create(PLAN, ns, _plan("one")), _status("completed"))
     with pytest.raises(Conflict):
         port.delete(PLAN, ns, "one", first["metadata"]["uid"])
     assert port.get(PLAN, ns, "one")["metadata"]["uid"] == second["metadata"]["uid"]

@@ -62,6 +62,7 @@ from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
 from minds.domain.resources.mind import MindSpec, PolicyDecision
 from minds.engine import failpoints
 from minds.engine.conditional import write_status
+from minds.engine.grant_service import unvouched
 from minds.engine.ports import AlreadyExists, Clock, LedgerPort, NotFound, ResourcePort
 from minds.engine.telemetry import NO_TELEMETRY, Telemetry
 
@@ -70,8 +71,6 @@ LABEL_BATCH = "minds.dev/batch"
 LABEL_KIND = "minds.dev/request-kind"
 #: The uid of the Plan that asked: its Approvals are found (and withdrawn) by it.
 LABEL_PLAN_UID = "minds.dev/plan-uid"
-ANNOTATION_GRANTED_BY = "minds.dev/granted-by"
-ANNOTATION_APPROVAL = "minds.dev/approval"
 
 #: How often an invocation re-decides after losing the race for a grant's last operation.
 GRANT_RACE_RETRIES = 3
@@ -253,8 +252,10 @@ class CapabilityService:
                 continue
             if body["metadata"].get("deletionTimestamp"):
                 continue
+            if unvouched(self._resources, body, spec) is not None:
+                continue  # made by the controller without a person's approval behind it
             name = body["metadata"]["name"]
-            views.append(view(name, spec, status))
+            views.append(view(namespace, name, spec, status))
             limits[name] = spec.parameter_limits
         return views, limits
 
@@ -730,16 +731,16 @@ class CapabilityService:
             risk=request.risk,
             mitigation=request.mitigation,
             fallback=request.fallback,
+            # Admission checks both against the Approval: the person who approved is who
+            # granted it, and this grant is that Approval's.
+            granted_by=approval.decided_by,
+            approval=approval_name_,
         )
         body = {
             "metadata": {
                 "name": approval_name_,
                 "namespace": namespace,
                 "labels": {LABEL_MIND: label_value(approval.mind)},
-                "annotations": {
-                    ANNOTATION_GRANTED_BY: approval.decided_by or "",
-                    ANNOTATION_APPROVAL: approval_name_,
-                },
             },
             "spec": spec.to_k8s(),
         }

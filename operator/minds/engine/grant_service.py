@@ -4,13 +4,38 @@ from __future__ import annotations
 
 from typing import Any
 
-from minds.domain.grants import phase_of
+from pydantic import ValidationError
+
+from minds.domain.grants import link_problem, phase_of
 from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
+from minds.domain.resources.approval import ApprovalSpec
+from minds.domain.resources.common import parse_timestamp
 from minds.domain.resources.grant import CapabilityGrantSpec, CapabilityGrantStatus, GrantPhase
-from minds.domain.resources.kinds import CAPABILITY_GRANT
-from minds.engine.capability_service import ANNOTATION_APPROVAL, ANNOTATION_GRANTED_BY
+from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT
 from minds.engine.conditional import write_status
-from minds.engine.ports import Clock, EventPort, LedgerPort, ResourcePort
+from minds.engine.ports import Clock, EventPort, LedgerPort, NotFound, ResourcePort, ResourceReader
+
+
+def unvouched(
+    resources: ResourceReader, body: dict[str, Any], spec: CapabilityGrantSpec
+) -> str | None:
+    """Why a grant is not vouched for (see ``link_problem``), reading the Approval it names:
+    a grant the controller created grants nothing until a person's approval backs it."""
+    if spec.approval is None:
+        return None
+    meta = body["metadata"]
+    try:
+        approval: ApprovalSpec | None = ApprovalSpec.model_validate(
+            resources.get(APPROVAL, meta["namespace"], spec.approval).get("spec") or {}
+        )
+    except NotFound:
+        approval = None
+    except ValidationError:
+        return f"approval {spec.approval} cannot be read"
+    created = parse_timestamp(meta.get("creationTimestamp"))
+    if created is None:
+        return "its creation time is unknown"
+    return link_problem(meta["name"], spec, created, approval)
 
 
 class GrantService:
@@ -49,13 +74,15 @@ class GrantService:
         def compute(body: dict[str, Any]) -> tuple[dict[str, Any] | None, GrantPhase]:
             spec = CapabilityGrantSpec.model_validate(body["spec"])
             status = CapabilityGrantStatus.model_validate(body.get("status") or {})
-            annotations = body["metadata"].get("annotations") or {}
             phase = phase_of(spec, status, now)
+            problem = unvouched(self._resources, body, spec)
             after = status.model_copy(
                 update={
                     "phase": phase,
-                    "granted_by": status.granted_by or annotations.get(ANNOTATION_GRANTED_BY),
-                    "approval": status.approval or annotations.get(ANNOTATION_APPROVAL),
+                    # What admission vouched for, never an annotation anyone could have written.
+                    "granted_by": status.granted_by or spec.granted_by,
+                    "approval": status.approval or spec.approval,
+                    "message": f"grants nothing: {problem}" if problem else None,
                 }
             )
             return (after.to_k8s() if after != status else None), phase

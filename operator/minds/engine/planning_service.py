@@ -38,6 +38,7 @@ from minds.domain.planning.views import (
 from minds.domain.resources.grant import CapabilityGrantSpec, CapabilityGrantStatus
 from minds.domain.resources.kinds import CAPABILITY_GRANT, MIND, PLAN
 from minds.domain.resources.mind import MindSpec
+from minds.engine.grant_service import unvouched
 from minds.engine.ports import AlreadyExists, Clock, NotFound, ResourcePort
 
 LABEL_MIND = "minds.dev/mind"
@@ -124,8 +125,8 @@ class PlanningService:
                 st = CapabilityGrantStatus.model_validate(item.get("status") or {})
             except ValidationError:
                 continue
-            if g.mind == mind:
-                grants.append(grant_view(item["metadata"]["name"], g, st))
+            if g.mind == mind and unvouched(self._resources, item, g) is None:
+                grants.append(grant_view(namespace, item["metadata"]["name"], g, st))
         return MindView.from_spec(mind, namespace, spec, grants)
 
     def plan(

@@ -48,6 +48,7 @@ def rule(capability: str, decision: str, target: str = "*") -> dict[str, str]:
 def grant(**over: Any) -> GrantView:
     fields: dict[str, Any] = {
         "name": "restart-atlas",
+        "namespace": "prod",
         "capability": "service.restart",
         "targetPattern": TARGET,
         "expiresAt": NOW + timedelta(minutes=30),

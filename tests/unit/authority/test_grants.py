@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minds.domain.grants import consumed, phase_of, view
+from minds.domain.grants import consumed, link_problem, phase_of, view
+from minds.domain.resources.approval import ApprovalSpec
 from minds.domain.resources.grant import CapabilityGrantSpec, CapabilityGrantStatus, GrantPhase
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -41,10 +42,20 @@ def test_a_fresh_grant_inside_its_window_is_active() -> None:
     assert phase_of(spec(), status(), NOW) is GrantPhase.ACTIVE
 
 
-def test_the_stored_phase_is_not_trusted() -> None:
-    # The phase is recomputed from spec, counter and clock, never read back from status.
-    assert phase_of(spec(), status(phase="Revoked"), NOW) is GrantPhase.ACTIVE
+def test_a_stored_phase_never_authorises() -> None:
+    # A live phase is recomputed from spec, counter and clock, never read back from status.
     assert phase_of(spec(), status(3, phase="Active"), NOW) is GrantPhase.EXHAUSTED
+    assert phase_of(spec(revoked=True), status(phase="Active"), NOW) is GrantPhase.REVOKED
+    assert phase_of(spec(), status(phase="Active"), EXPIRES) is GrantPhase.EXPIRED
+
+
+@pytest.mark.parametrize("ended", ["Expired", "Exhausted", "Revoked"])
+def test_a_phase_that_ended_the_grant_is_final(ended: str) -> None:
+    # Status can only take authority away: an ended grant stays ended, whatever spec says
+    # (the status guard refuses to move a terminal phase, so the controller never tries).
+    assert phase_of(spec(), status(phase=ended), NOW) is GrantPhase(ended)
+    assert phase_of(spec(revoked=True), status(3, phase=ended), LATER) is GrantPhase(ended)
+    assert consumed(spec(), status(phase=ended), NOW) is None
 
 
 def test_revoked_beats_everything() -> None:
@@ -176,8 +187,9 @@ def test_consuming_succeeds_exactly_when_active(
 
 def test_the_view_carries_what_policy_needs() -> None:
     s = spec(notBefore=NOW, revoked=True)
-    v = view("logs-atlas", s, status(1))
+    v = view("prod", "logs-atlas", s, status(1))
     assert v.name == "logs-atlas"
+    assert v.namespace == "prod"
     assert v.capability == "logs.query"
     assert v.target_pattern == "prod/atlas"
     assert v.not_before == NOW
@@ -188,7 +200,7 @@ def test_the_view_carries_what_policy_needs() -> None:
 
 @pytest.mark.parametrize(("used", "remaining"), [(0, 3), (2, 1), (3, 0), (7, 0)])
 def test_operations_remaining_never_goes_below_zero(used: int, remaining: int) -> None:
-    assert view("g", spec(), status(used)).operations_remaining == remaining
+    assert view("prod", "g", spec(), status(used)).operations_remaining == remaining
 
 
 @settings(max_examples=200)
@@ -198,5 +210,111 @@ def test_the_view_is_live_exactly_when_the_grant_is_active(
 ) -> None:
     s = spec(operationCap=cap, notBefore=NOW - timedelta(minutes=10))
     now = NOW + timedelta(seconds=offset)
-    live = view("g", s, status(used)).live(now)
+    live = view("prod", "g", s, status(used)).live(now)
     assert live is (phase_of(s, status(used), now) is GrantPhase.ACTIVE)
+
+
+# -- a grant covers only the namespace it is held in ----------------------------------------
+
+
+@pytest.mark.parametrize("pattern", ["*", "atlas", "atlas*", "*/atlas", "*/*", "**"])
+def test_no_pattern_reaches_a_workload_of_another_namespace(pattern: str) -> None:
+    v = view("prod", "g", spec(targetPattern=pattern), status())
+    assert not v.covers("logs.query", "staging/atlas")
+    assert v.covers("logs.query", "prod/atlas")
+
+
+def test_targets_outside_the_cluster_are_not_namespaced() -> None:
+    v = view("prod", "g", spec(capability="host.process.list", targetPattern="host"), status())
+    assert v.covers("host.process.list", "host")
+
+
+# -- what vouches for a grant the controller created ----------------------------------------
+
+CREATED = NOW
+
+
+def request(**over: Any) -> ApprovalSpec:
+    fields: dict[str, Any] = {
+        "kind": "grant",
+        "mind": "caretaker",
+        "capability": "logs.query",
+        "target": "prod/atlas",
+        "grant": {
+            "targetPattern": "prod/atlas",
+            "parameterLimits": {"mask": True},
+            "durationSeconds": 1800,
+            "operationCap": 3,
+            "reason": "diagnose atlas",
+        },
+        "explanation": {"what": "read logs", "why": "atlas restarts"},
+        "origin": {"mind": "caretaker", "plan": "p", "step": "R1"},
+        "expiresAt": NOW + timedelta(hours=1),
+        "decision": "Approved",
+        "decidedBy": "alice",
+    }
+    return ApprovalSpec.model_validate(fields | over)
+
+
+def linked(**over: Any) -> CapabilityGrantSpec:
+    return spec(approval="caretaker-grant-1", grantedBy="alice", **over)
+
+
+def test_a_grant_made_by_a_person_needs_no_approval() -> None:
+    assert link_problem("g", spec(grantedBy="bob"), CREATED, None) is None
+
+
+def test_a_grant_backed_by_the_approved_request_is_vouched_for() -> None:
+    assert link_problem("caretaker-grant-1", linked(), CREATED, request()) is None
+
+
+@pytest.mark.parametrize(
+    ("grant", "approval", "why"),
+    [
+        pytest.param(linked(), None, "does not exist", id="no-approval"),
+        pytest.param(
+            linked(),
+            request(decision="Denied"),
+            "not approved",
+            id="denied",
+        ),
+        pytest.param(
+            linked(),
+            request(decision=None, decidedBy=None),
+            "not approved",
+            id="pending",
+        ),
+        pytest.param(linked(mind="other"), request(), "not what", id="other-mind"),
+        pytest.param(
+            linked(capability="service.restart"), request(), "not what", id="other-capability"
+        ),
+        pytest.param(linked(targetPattern="*"), request(), "not what", id="wider-pattern"),
+        pytest.param(linked(operationCap=30), request(), "not what", id="bigger-cap"),
+        pytest.param(linked(parameterLimits={}), request(), "not what", id="no-limits"),
+        pytest.param(
+            spec(approval="caretaker-grant-1", grantedBy="mallory"),
+            request(),
+            "not what",
+            id="other-granter",
+        ),
+        pytest.param(linked(expiresAt=NOW + timedelta(days=3)), request(), "outlasts", id="longer"),
+        pytest.param(
+            linked(),
+            request(kind="action", grant=None, parameters={}),
+            "not a grant request",
+            id="action-approval",
+        ),
+    ],
+)
+def test_the_controller_cannot_vouch_for_itself(
+    grant: CapabilityGrantSpec, approval: ApprovalSpec | None, why: str
+) -> None:
+    problem = link_problem("caretaker-grant-1", grant, CREATED, approval)
+    assert problem is not None
+    assert why in problem
+
+
+def test_a_grant_named_otherwise_than_its_approval_is_not_vouched_for() -> None:
+    problem = link_problem("elsewhere", linked(), CREATED, request())
+    assert problem is not None
+    assert "not this grant's name" in problem

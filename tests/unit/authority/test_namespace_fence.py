@@ -37,7 +37,7 @@ RESTARTS = mind(capabilityPolicy=[rule("service.restart", "allow")])
 def crossing(
     namespace: str = "team-b", limits: dict[str, Any] | None = None, **over: Any
 ) -> Crossing:
-    fields = {"name": "let-a-restart", "targetPattern": "atlas"} | over
+    fields = {"name": "let-a-restart", "targetPattern": "atlas", "namespace": namespace} | over
     return Crossing(namespace=namespace, grant=grant(**fields), limits=limits or {})
 
 

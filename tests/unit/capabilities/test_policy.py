@@ -27,6 +27,7 @@ def rule(capability: str, decision: PolicyDecision, target: str = "*") -> Policy
 def grant(**over: object) -> GrantView:
     fields: dict[str, object] = {
         "name": "logs-atlas",
+        "namespace": "prod",
         "capability": "logs.query",
         "target_pattern": "prod/atlas",
         "expires_at": NOW + timedelta(minutes=30),

@@ -59,6 +59,8 @@ def test_every_rendered_object_is_valid_kubernetes(helm: Helm) -> None:
         "namespace-policy.yaml",
         "controller-plan-deletion-policy.yaml",
         "free-form-policy.yaml",
+        "status-policy.yaml",
+        "grant-policy.yaml",
     ],
 )
 def test_rbac_and_policies_are_the_files_themselves(helm: Helm, name: str) -> None:
@@ -81,6 +83,9 @@ def test_admission_policies_follow_the_release_service_account(helm: Helm) -> No
         "minds-controller-workload-writes",
         "minds-namespace-fence",
         "minds-controller-plan-deletion",
+        "minds-status-guard",
+        "minds-grant-authorship",
+        "minds-grant-approval-link",
     ):
         rendered = yaml.safe_dump(find(objects, "ValidatingAdmissionPolicy", policy))
         assert "'system:serviceaccount:platform:ops-minds'" in rendered

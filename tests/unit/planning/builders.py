@@ -159,6 +159,7 @@ def rule(capability: str, decision: str, target: str = "*") -> PolicyRule:
 def grant(capability: str = "logs.query", target: str = TARGET, **over: Any) -> GrantView:
     return GrantView.model_validate(
         {
+            "namespace": "prod",
             "name": "logs-atlas",
             "capability": capability,
             "targetPattern": target,

@@ -89,6 +89,8 @@ class GrantView(Model):
     """What planning and policy need to know of a `CapabilityGrant`."""
 
     name: Annotated[str, Field(max_length=253)]
+    namespace: Annotated[str, Field(min_length=1, max_length=63)]
+    """Where the grant is held: the only namespace whose workloads it can cover."""
     capability: str
     target_pattern: str
     not_before: datetime | None = None
@@ -103,6 +105,11 @@ class GrantView(Model):
         )
 
     def covers(self, capability: str, target: str) -> bool:
+        """A workload target (``NAMESPACE/NAME``) of another namespace is never covered,
+        whatever the pattern says: ``*`` held in one namespace means every workload of that
+        namespace, not of the cluster."""
+        if "/" in target and target.split("/", 1)[0] != self.namespace:
+            return False
         return self.capability == capability and target_matches(self.target_pattern, target)
 
 

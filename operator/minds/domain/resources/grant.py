@@ -41,6 +41,19 @@ class CapabilityGrantSpec(Model):
                 "a revoked grant stays revoked",
                 fieldPath=".revoked",
             ),
+            # Who granted it is set at creation (admission checks it) and never added later.
+            cel(
+                "has(self.grantedBy) == has(oldSelf.grantedBy) && "
+                "(!has(self.grantedBy) || self.grantedBy == oldSelf.grantedBy)",
+                "grantedBy is immutable",
+                fieldPath=".grantedBy",
+            ),
+            cel(
+                "has(self.approval) == has(oldSelf.approval) && "
+                "(!has(self.approval) || self.approval == oldSelf.approval)",
+                "approval is immutable",
+                fieldPath=".approval",
+            ),
         )
     }
 
@@ -67,6 +80,19 @@ class CapabilityGrantSpec(Model):
     mitigation: str = Field(default="", max_length=4096)
     fallback: str = Field(default="", max_length=4096)
     revoked: bool = False
+    granted_by: str | None = Field(
+        default=None,
+        max_length=253,
+        description="Who granted it: the creator's own username, checked at admission; for a "
+        "grant the controller created, the person who approved the request.",
+    )
+    approval: str | None = Field(
+        default=None,
+        max_length=253,
+        pattern=DNS_SUBDOMAIN,
+        description="The approved grant request (an Approval of this namespace, and this "
+        "grant's name) a grant the controller created comes from; people leave it unset.",
+    )
 
 
 class CapabilityGrantStatus(Model):
