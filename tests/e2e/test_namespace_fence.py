@@ -22,6 +22,7 @@ from minds.adapters.ledger import Ledger
 from minds.devenv.controller import ControllerHandle
 from minds.devenv.kubectl import kubectl
 from tests.e2e.executor_support import (
+    APPROVERS,
     assert_no_tracebacks,
     deployment,
     operator_plan,
@@ -318,6 +319,7 @@ def test_an_approved_action_in_another_namespace_spends_the_grant_held_there(
             mind_body(
                 namespace,
                 capabilityPolicy=[{"capability": "service.restart", "decision": "approve"}],
+                approvers=APPROVERS,
             )
         ),
     )

@@ -53,6 +53,7 @@ from minds.domain.resources.approval import (
     ApprovalKind,
     ApprovalOrigin,
     ApprovalSpec,
+    Approvers,
     Explanation,
     GrantRequest,
 )
@@ -344,7 +345,8 @@ class CapabilityService:
                 self._record_decision(inv, decision, key)
                 return InvocationOutcome(OutcomeKind.DENIED, decision.reason, decision=decision)
             if decision.decision is PolicyDecision.APPROVE:
-                return self._raise_approval(inv, decision, self._decision_row(inv, decision, key))
+                decided = self._decision_row(inv, decision, key)
+                return self._raise_approval(inv, decision, decided, spec.approvers)
             held_in = decision.grant_namespace or inv.namespace
             if decision.grant is None or self._consume(held_in, decision.grant):
                 decided = self._decision_row(inv, decision, key)
@@ -550,10 +552,15 @@ class CapabilityService:
         return name
 
     def _raise_approval(
-        self, inv: Invocation, decision: AuthorityDecision, decided: EventRecord
+        self,
+        inv: Invocation,
+        decision: AuthorityDecision,
+        decided: EventRecord,
+        approvers: Approvers,
     ) -> InvocationOutcome:
-        """Ask a person: the Approval, then the decision that sent it to them and the request,
-        in one transaction."""
+        """Ask a person (one of the Mind's ``approvers``, fixed into the request): the
+        Approval, then the decision that sent it to them and the request, in one
+        transaction."""
         spec = ApprovalSpec(
             kind=ApprovalKind.ACTION,
             mind=inv.origin.mind,
@@ -564,6 +571,7 @@ class CapabilityService:
             origin=inv.origin.approval(),
             batch_key=inv.batch_key,
             expires_at=self._clock() + inv.approval_ttl,
+            approvers=approvers,
         )
         name = self._create_approval(inv.namespace, inv.origin, spec, inv.batch_key)
         requested = self._row(
@@ -625,6 +633,7 @@ class CapabilityService:
             origin=req.origin.approval(),
             batch_key=req.batch_key,
             expires_at=self._clock() + req.approval_ttl,
+            approvers=spec.approvers,
         )
         name = self._create_approval(req.namespace, req.origin, approval, req.batch_key)
         return InvocationOutcome(OutcomeKind.PENDING, f"waiting for approval {name}", approval=name)
