@@ -158,6 +158,8 @@ def operator_plan(
             "strategy": "authored",
             "mind": mind_name,
             "steps": steps,
+            # The tests apply plans as the devcluster's admin (admission checks the name).
+            "author": "admin",
             **spec,
         },
     }

@@ -36,6 +36,7 @@ def plan(namespace: str, name: str, steps: list[dict[str, Any]], mind_name: str 
                 "origin": "operator",
                 "strategy": "authored",
                 "mind": mind_name,
+                "author": "admin",
                 "steps": steps,
             },
         }

@@ -47,14 +47,15 @@ from minds.domain.resources.approval import (
     ApprovalPhase,
     ApprovalSpec,
     ApprovalStatus,
-    Approvers,
     Decision,
+    MindApprovers,
 )
 from minds.domain.resources.common import parse_timestamp
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 from minds.domain.resources.mind import MindSpec
 from minds.engine.capability_service import LABEL_PLAN_UID
 from minds.engine.conditional import write_status
+from minds.engine.plan_authors import plan_author
 from minds.engine.ports import Clock, EventPort, LedgerPort, ResourcePort
 from minds.engine.telemetry import NO_TELEMETRY, Telemetry
 
@@ -188,9 +189,15 @@ class ApprovalService:
             ApprovalPhase.APPROVED,
         ):
             return None
-        return decider_refused(spec, self._approvers(namespace, spec.mind))
+        approvers = self._approvers(namespace, spec.mind)
+        author = (
+            plan_author(self._resources, namespace, spec.origin, approvers)
+            if approvers is not None
+            else None
+        )
+        return decider_refused(spec, approvers, author)
 
-    def _approvers(self, namespace: str, mind: str) -> Approvers | None:
+    def _approvers(self, namespace: str, mind: str) -> MindApprovers | None:
         """The Mind's approvers now; None when it is gone or unreadable (fails closed)."""
         try:
             body = self._resources.get(MIND, namespace, mind)

@@ -53,9 +53,9 @@ from minds.domain.resources.approval import (
     ApprovalKind,
     ApprovalOrigin,
     ApprovalSpec,
-    Approvers,
     Explanation,
     GrantRequest,
+    MindApprovers,
 )
 from minds.domain.resources.common import API_GROUP, API_VERSION
 from minds.domain.resources.grant import CapabilityGrantSpec, CapabilityGrantStatus
@@ -63,6 +63,7 @@ from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
 from minds.domain.resources.mind import MindSpec, PolicyDecision
 from minds.engine import failpoints
 from minds.engine.conditional import write_status
+from minds.engine.plan_authors import asked_of
 from minds.engine.ports import AlreadyExists, Clock, LedgerPort, NotFound, ResourcePort
 from minds.engine.telemetry import NO_TELEMETRY, Telemetry
 
@@ -556,7 +557,7 @@ class CapabilityService:
         inv: Invocation,
         decision: AuthorityDecision,
         decided: EventRecord,
-        approvers: Approvers,
+        approvers: MindApprovers,
     ) -> InvocationOutcome:
         """Ask a person (one of the Mind's ``approvers``, fixed into the request): the
         Approval, then the decision that sent it to them and the request, in one
@@ -571,7 +572,7 @@ class CapabilityService:
             origin=inv.origin.approval(),
             batch_key=inv.batch_key,
             expires_at=self._clock() + inv.approval_ttl,
-            approvers=approvers,
+            **asked_of(self._resources, inv.namespace, inv.origin.approval(), approvers),
         )
         name = self._create_approval(inv.namespace, inv.origin, spec, inv.batch_key)
         requested = self._row(
@@ -633,7 +634,7 @@ class CapabilityService:
             origin=req.origin.approval(),
             batch_key=req.batch_key,
             expires_at=self._clock() + req.approval_ttl,
-            approvers=spec.approvers,
+            **asked_of(self._resources, req.namespace, req.origin.approval(), spec.approvers),
         )
         name = self._create_approval(req.namespace, req.origin, approval, req.batch_key)
         return InvocationOutcome(OutcomeKind.PENDING, f"waiting for approval {name}", approval=name)

@@ -79,6 +79,13 @@ class Approvers(Model):
     )
 
 
+class MindApprovers(Approvers):
+    """A Mind's approvers, and whether the person who wrote an operator plan may approve its
+    steps (by default not: four eyes)."""
+
+    plan_authors_may_approve: bool = False
+
+
 class GrantRequest(Model):
     """What a mind asks for when it asks for temporary, scoped authority."""
 
@@ -130,7 +137,8 @@ class ApprovalSpec(Model):
                 "has(self.grant) == has(oldSelf.grant) && "
                 "has(self.parameters) == has(oldSelf.parameters) && "
                 "has(self.batchKey) == has(oldSelf.batchKey) && "
-                "has(self.approvers) == has(oldSelf.approvers)",
+                "has(self.approvers) == has(oldSelf.approvers) && "
+                "has(self.author) == has(oldSelf.author)",
                 "the request part of an Approval is immutable",
             ),
         )
@@ -157,6 +165,8 @@ class ApprovalSpec(Model):
     approvers: Approvers = Field(
         default_factory=Approvers, json_schema_extra=immutable("approvers")
     )
+    #: The person who wrote the plan that asks, when four eyes apply: they may not decide.
+    author: str | None = Field(default=None, max_length=253, json_schema_extra=immutable("author"))
     decision: Decision | None = None
     decided_by: str | None = Field(default=None, max_length=253)
     note: str | None = Field(default=None, max_length=4096)

@@ -16,7 +16,7 @@ from pydantic import Field
 from pydantic.config import JsonDict
 
 from minds.domain.base import Model
-from minds.domain.resources.approval import Approvers
+from minds.domain.resources.approval import MindApprovers
 from minds.domain.resources.common import (
     CAPABILITY_GLOB,
     CAPABILITY_NAME,
@@ -247,7 +247,7 @@ class MindSpec(Model):
     browser: Browser = Field(default_factory=Browser)
     dreams: bool = False
     #: Who may decide this mind's Approvals. Empty (the default) fails closed: nobody can.
-    approvers: Approvers = Field(default_factory=Approvers)
+    approvers: MindApprovers = Field(default_factory=MindApprovers)
 
 
 class MindStatus(Model):
