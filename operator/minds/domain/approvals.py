@@ -175,7 +175,8 @@ def recorded(events: Iterable[EventRecord]) -> Recorded:
         decided_at=decided.occurred_at if decided is not None else None,
         executed_at=executed.occurred_at if executed is not None else None,
         execution=execution if isinstance(execution, str) else None,
-        message=_text(note) if note is not None else (_text(defining[0]) if defining else None),
+        # The latest word on the phase: a late decision after the expiry says what to do.
+        message=_text(note) if note is not None else (_text(defining[-1]) if defining else None),
         types=frozenset(first),
     )
 

@@ -350,6 +350,14 @@ def test_the_status_carries_when_and_what_from_the_ledger() -> None:
     assert done.approved_at == NOW
 
 
+def test_a_late_decision_after_the_expiry_tells_the_person_what_to_do() -> None:
+    late = history(
+        event(EXPIRED, EXPIRES, message="nobody decided in time"),
+        event(LATE, EXPIRES + timedelta(seconds=1), message="approve a fresh request"),
+    )
+    assert status_of(late).message == "approve a fresh request"
+
+
 def test_a_refusal_before_acting_is_the_message_of_an_approved_request() -> None:
     held = history(event(APPROVED), event(NOT_EXECUTED, reason="service.restart is locked"))
     assert status_of(held).message == "service.restart is locked"
