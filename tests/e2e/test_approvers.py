@@ -118,7 +118,9 @@ FORGERIES: list[tuple[str, dict[str, Any], str]] = [
 def test_only_named_approvers_with_the_verb_decide(
     cluster: Cluster, namespace: str, e2e_ledger: Ledger
 ) -> None:
-    setup_mind(cluster, namespace, approvers={"users": ["intruder"], "groups": ["minds:approvers"]})
+    # Plan authors may approve here, so that four eyes do not stand in for the rule tested.
+    named = {"users": ["intruder"], "groups": ["minds:approvers"]}
+    setup_mind(cluster, namespace, approvers={**named, "planAuthorsMayApprove": True})
     bind(cluster, None, "carol", "cluster-admin")
     wildcard_role(cluster, namespace)
     bind(cluster, namespace, "dave", "everything-on-approvals", kind="Role")
@@ -126,7 +128,7 @@ def test_only_named_approvers_with_the_verb_decide(
     bind(cluster, namespace, "intruder", "patch-approvals", kind="Role")
     name = asked(cluster, namespace)
     shown = phase(cluster, namespace, name, "Pending")
-    assert shown["spec"]["approvers"] == {"users": ["intruder"], "groups": ["minds:approvers"]}
+    assert shown["spec"]["approvers"] == named
 
     for who, how, refusal in FORGERIES:
         if how.get("controller"):
@@ -147,6 +149,21 @@ def test_only_named_approvers_with_the_verb_decide(
             proc = decide(cluster, namespace, name, "Approved", who, **how)
         assert proc.returncode != 0, f"{who} ({how}) decided"
         assert refusal in proc.stderr, (who, how, proc.stderr)
+    # Nor may anyone name themselves in the request: its approvers are fixed at creation.
+    for edit in ({"approvers": {"users": ["admin"]}}, {"approvers": None}):
+        proc = cluster.kubectl(
+            "patch",
+            "approval",
+            name,
+            "-n",
+            namespace,
+            "--type=merge",
+            "-p",
+            json.dumps({"spec": edit}),
+            check=False,
+        )
+        assert proc.returncode != 0
+        assert "immutable" in proc.stderr
     assert "decision" not in approval(cluster, namespace, name)["spec"]
 
     # A member of a named group, with the verb: the one who decides (here by impersonation,
@@ -324,3 +341,35 @@ def test_the_author_of_a_plan_never_changes(cluster: Cluster, namespace: str) ->
     )
     assert removed.returncode != 0
     assert "spec.author is immutable" in removed.stderr
+
+
+def test_a_request_recreated_to_name_someone_else_approves_nothing(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    """Delete and re-create: the admin replaces the Approval with one that names the admin.
+    Admission then lets the admin decide; the controller checks the Mind and refuses."""
+    setup_mind(cluster, namespace, approvers={**APPROVERS, "planAuthorsMayApprove": True})
+    name = asked(cluster, namespace)
+    original = phase(cluster, namespace, name, "Pending")
+    cluster.kubectl("delete", "approval", name, "-n", namespace)
+    forged = {
+        "apiVersion": "minds.dev/v1alpha1",
+        "kind": "Approval",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": original["metadata"]["labels"],
+            "ownerReferences": original["metadata"]["ownerReferences"],
+        },
+        "spec": {**original["spec"], "approvers": {"users": ["admin"]}},
+    }
+    cluster.kubectl("create", "-f", "-", input_=json.dumps(forged))
+    uid = phase(cluster, namespace, name, "Pending")["metadata"]["uid"]
+    assert decide(cluster, namespace, name, "Approved", "admin", context="admin").returncode == 0
+
+    withdrawn = phase(cluster, namespace, name, "Withdrawn")
+    assert "not an approver of mind keeper" in withdrawn["status"]["message"]
+    assert "approval_approved" not in lifecycle(e2e_ledger, uid)
+    wait_step(cluster, namespace, PLAN, "P1", "failed")
+    assert e2e_ledger.executions(namespace=namespace) == []
+    assert restarted_at(cluster, namespace) is None
