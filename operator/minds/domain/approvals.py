@@ -271,6 +271,8 @@ def next_transition(
     found = rule(spec, now, refusal) if rule is not None else None
     if found is None or found.event in recorded.types:
         return None
+    if found.event == IGNORED and REFUSED in recorded.types:
+        return None  # the refusal already named the decision
     return found
 
 

@@ -394,13 +394,17 @@ def test_a_spent_approval_stays_as_it_is(ended: str) -> None:
     assert not abandonable(history(event(ended)))
 
 
-@pytest.mark.parametrize("ended", [WITHDRAWN, REFUSED])
-def test_a_decision_on_a_withdrawn_approval_is_ignored_and_named(ended: str) -> None:
-    said = next_transition(decided("Approved"), history(event(ended)), NOW)
+def test_a_decision_on_a_withdrawn_approval_is_ignored_and_named() -> None:
+    said = next_transition(decided("Approved"), history(event(WITHDRAWN)), NOW)
     assert said is not None
     assert said.event == IGNORED
     assert "alice" in said.message
     assert "not acted on" in said.message
+
+
+def test_a_refused_decision_is_not_ignored_again() -> None:
+    refused = history(event(APPROVED), event(REFUSED))
+    assert next_transition(decided("Approved"), refused, NOW) is None
 
 
 # -- approvers: checked again against the Mind --------------------------------------------------
