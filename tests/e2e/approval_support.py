@@ -116,20 +116,26 @@ WRITERS = ("admin", "controller")
 PATHS = ("patch", "replace")
 
 
+def as_writer(
+    cluster: Cluster, who: str, *args: str, input_: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """kubectl as one of WRITERS."""
+    if who == "controller":
+        return kubectl(cluster.controller_kubeconfig, *args, input_=input_, check=False)
+    return cluster.kubectl(*args, input_=input_, check=False)
+
+
 def write_status(
     cluster: Cluster, namespace: str, name: str, status: dict[str, Any], who: str, how: str
 ) -> subprocess.CompletedProcess[str]:
-    def run(*args: str, input_: str | None = None) -> subprocess.CompletedProcess[str]:
-        if who == "controller":
-            return kubectl(cluster.controller_kubeconfig, *args, input_=input_, check=False)
-        return cluster.kubectl(*args, input_=input_, check=False)
-
     target = ("approval", name, "-n", namespace, "--subresource=status")
     if how == "patch":
-        return run("patch", *target, "--type=merge", "-p", json.dumps({"status": status}))
+        patch = json.dumps({"status": status})
+        return as_writer(cluster, who, "patch", *target, "--type=merge", "-p", patch)
     body = approval(cluster, namespace, name)
     body["status"] = status
-    return run("replace", "--subresource=status", "-f", "-", input_=json.dumps(body))
+    replace = ("replace", "--subresource=status", "-f", "-")
+    return as_writer(cluster, who, *replace, input_=json.dumps(body))
 
 
 def forge(

@@ -7,16 +7,19 @@ own rule is what is tested."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
 
 from minds.adapters.ledger import Ledger
+from minds.devenv.controller import ControllerHandle
 from tests.e2e.approval_support import (
     PATHS,
     PLAN,
     WRITERS,
     approval,
+    as_writer,
     asked,
     decide,
     forge,
@@ -130,7 +133,7 @@ def test_status_does_not_overturn_a_denial(
     cluster: Cluster,
     namespace: str,
     e2e_ledger: Ledger,
-    session_controller,  # type: ignore[no-untyped-def]
+    session_controller: ControllerHandle,
     e2e_database_url: str,
     controller_factory: ControllerFactory,
     who: str,
@@ -150,3 +153,33 @@ def test_status_does_not_overturn_a_denial(
     assert "approval_approved" not in lifecycle(e2e_ledger, uid)
     assert e2e_ledger.executions(namespace=namespace) == []
     assert restarted_at(cluster, namespace) is None
+
+
+@pytest.mark.parametrize("who", WRITERS)
+def test_a_plan_status_pointing_at_another_plans_approval_does_not_act(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger, who: str
+) -> None:
+    """The Plan's status names the Approval a step waits on; pointing it at an Approval that a
+    person approved for another plan lends that plan's authority to nobody."""
+    setup_mind(cluster, namespace)
+    approved = asked(cluster, namespace)
+    assert decide(cluster, namespace, approved, "Approved", "approver").returncode == 0
+    phase(cluster, namespace, approved, "Executed")
+    first_restart = restarted_at(cluster, namespace)
+    assert first_restart is not None
+    waiting = asked(cluster, namespace, plan="other")
+
+    pointed = [{"op": "replace", "path": "/status/steps/0/approvalRef", "value": approved}]
+    target = ("plan", "other", "-n", namespace, "--subresource=status", "--type=json")
+    eventually(
+        lambda: (
+            as_writer(cluster, who, "patch", *target, "-p", json.dumps(pointed)).returncode == 0
+        ),
+        what=f"{who} points the step at another plan's approval",
+    )
+    failed = wait_step(cluster, namespace, "other", "P1", "failed")
+    assert "not this step's approval" in failed["reason"]
+    # Its own request ends with the plan that failed; nobody decided it.
+    phase(cluster, namespace, waiting, "Withdrawn")
+    assert len(e2e_ledger.executions(namespace=namespace)) == 1
+    assert restarted_at(cluster, namespace) == first_restart

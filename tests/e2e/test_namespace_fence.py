@@ -101,7 +101,9 @@ def grant_body(namespace: str, name: str, **spec: Any) -> dict[str, Any]:
     }
 
 
-def restart_plan(namespace: str, name: str, target_namespace: str) -> dict[str, Any]:
+def restart_plan(
+    namespace: str, name: str, target_namespace: str, author: str = "admin"
+) -> dict[str, Any]:
     steps = [
         {
             "key": "P1",
@@ -111,7 +113,7 @@ def restart_plan(namespace: str, name: str, target_namespace: str) -> dict[str, 
             "parameters": workload(target_namespace),
         }
     ]
-    return operator_plan(namespace, name, steps)
+    return operator_plan(namespace, name, steps, author=author)
 
 
 def restarted_at(cluster: Cluster, namespace: str) -> str | None:
@@ -162,7 +164,7 @@ def test_a_tenant_cannot_make_the_controller_restart_another_namespace_without_i
     )
     assert created.returncode == 0, created.stderr
 
-    plan = as_user(cluster, TENANT, restart_plan(tenant_ns, "reach", target_ns))
+    plan = as_user(cluster, TENANT, restart_plan(tenant_ns, "reach", target_ns, TENANT))
     assert plan.returncode == 0, plan.stderr
     refused = wait_step(cluster, tenant_ns, "reach", "P1", "failed")
 
@@ -199,7 +201,7 @@ def test_a_tenant_cannot_make_the_controller_restart_another_namespace_without_i
     # The other namespace's owner can; then the same request goes through, once.
     given = as_user(cluster, OWNER, crossing)
     assert given.returncode == 0, given.stderr
-    again = as_user(cluster, TENANT, restart_plan(tenant_ns, "reach-again", target_ns))
+    again = as_user(cluster, TENANT, restart_plan(tenant_ns, "reach-again", target_ns, TENANT))
     assert again.returncode == 0, again.stderr
     done = wait_step(cluster, tenant_ns, "reach-again", "P1", "completed")
 
