@@ -564,7 +564,8 @@ def world(env: Env, namespace: str, mind_spec: dict[str, Any]) -> None:
             "apiVersion": f"{MIND.group}/{MIND.version}",
             "kind": MIND.kind,
             "metadata": {"name": MIND_NAME, "namespace": namespace},
-            "spec": mind_spec,
+            # The devcluster's approver decides the bench's Approvals (docs/approvals.md).
+            "spec": {"approvers": {"groups": ["minds:approvers"]}, **mind_spec},
         },
         {
             "apiVersion": "apps/v1",
@@ -625,6 +626,7 @@ def plan_object(
         "spec": {
             "objective": f"bench: {kind}",
             "origin": "operator",
+            "author": "admin",  # who applies it (admission checks the name)
             "strategy": "authored",
             "mind": MIND_NAME,
             "budget": {"invocations": budget},

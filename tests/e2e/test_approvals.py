@@ -8,7 +8,6 @@ import json
 import uuid
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any
 
 import pytest
 
@@ -20,38 +19,27 @@ from minds.engine.capability_service import (
     Origin,
     OutcomeKind,
 )
-from tests.e2e.executor_support import (
-    apply,
-    deployment,
-    mind,
-    plan_body,
-    restart_request,
-    wait_step,
-    workload,
+from tests.e2e.approval_support import (
+    MIND,
+    PLAN,
+    approval,
+    asked,
+    decide,
+    phase,
+    restarted_at,
+    setup_mind,
 )
+from tests.e2e.executor_support import apply, plan_body, wait_step, workload
 from tests.fixtures.cluster import Cluster
-from tests.fixtures.waiting import eventually
 
 pytestmark = pytest.mark.usefixtures("session_controller")
 
-MIND = "keeper"
 WHY = Explanation(
     what="restart atlas-worker",
     why="it stopped serving",
     expected_outcome="running normally within 60 s",
     side_effects="in-flight jobs are retried",
 )
-
-
-def setup_mind(cluster: Cluster, namespace: str, **spec: Any) -> None:
-    mind(
-        cluster,
-        namespace,
-        MIND,
-        capabilityPolicy=[{"capability": "service.restart", "decision": "approve"}],
-        **spec,
-    )
-    deployment(cluster, namespace)
 
 
 def restart(namespace: str, ttl: timedelta | None = None) -> Invocation:
@@ -67,14 +55,6 @@ def restart(namespace: str, ttl: timedelta | None = None) -> Invocation:
     )
 
 
-PLAN = "restart-atlas"
-
-
-def asked(cluster: Cluster, namespace: str) -> str:
-    """A Plan whose one step restarts the workload; returns the Approval its executor raised."""
-    return restart_request(cluster, namespace, PLAN, MIND)
-
-
 def step_invocation(cluster: Cluster, namespace: str) -> Invocation:
     """The invocation the executor builds from the Plan for its step P1, attempt 1."""
     uid = plan_body(cluster, namespace, PLAN)["metadata"]["uid"]
@@ -85,56 +65,6 @@ def step_invocation(cluster: Cluster, namespace: str) -> Invocation:
         origin=Origin(mind=MIND, plan=PLAN, plan_uid=uid, step="P1"),
         explanation=WHY,
     )
-
-
-def approval(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
-    return json.loads(
-        cluster.kubectl("get", "approval", name, "-n", namespace, "-o", "json").stdout
-    )
-
-
-def phase(cluster: Cluster, namespace: str, name: str, want: str) -> dict[str, Any]:
-    return eventually(
-        lambda: (
-            (a := approval(cluster, namespace, name)).get("status", {}).get("phase") == want and a
-        ),
-        timeout=60,
-        what=f"approval {name} {want}",
-    )
-
-
-def decide(
-    cluster: Cluster,
-    namespace: str,
-    name: str,
-    decision: str,
-    by: str,
-    context: str = "approver",
-    note: str | None = None,
-):  # type: ignore[no-untyped-def]
-    spec: dict[str, Any] = {"decision": decision, "decidedBy": by}
-    if note:
-        spec["note"] = note
-    return cluster.kubectl(
-        "patch",
-        "approval",
-        name,
-        "-n",
-        namespace,
-        "--type=merge",
-        "-p",
-        json.dumps({"spec": spec}),
-        context=context,
-        check=False,
-    )
-
-
-def restarted_at(cluster: Cluster, namespace: str) -> str | None:
-    obj = json.loads(
-        cluster.kubectl("get", "deployment", "atlas-worker", "-n", namespace, "-o", "json").stdout
-    )
-    annotations = obj["spec"]["template"]["metadata"].get("annotations") or {}
-    return annotations.get("kubectl.kubernetes.io/restartedAt")
 
 
 def test_forgery_matrix(cluster: Cluster, namespace: str) -> None:

@@ -48,6 +48,7 @@ def test_every_documented_command_works(
     uid = plan_body(cluster, namespace, PLAN)["metadata"]["uid"]
     substitutions = {
         "kubectl describe approval": ("<approval>", first),
+        "kubectl get approval ": ("<approval>", first),
         "kubectl patch approval": ("<approval>", first),
         "kubectl minds deny": ("<approval>", second),
         "kubectl minds approve": ("<approval>", third),
@@ -83,6 +84,10 @@ def test_every_documented_command_works(
         assert "approver" in outputs["kubectl auth whoami"]
         assert first in outputs["kubectl get approvals -l minds.dev/mind=atlas-keeper"]
         assert "restart atlas-worker" in outputs["kubectl describe approval <approval>"]
+        named = json.loads(outputs["kubectl get mind atlas-keeper -o jsonpath='{.spec.approvers}'"])
+        assert named["users"] == ["alice"]
+        copied = outputs["kubectl get approval <approval> -o jsonpath='{.spec.approvers}'"]
+        assert json.loads(copied) == {"groups": ["minds:approvers"], "users": []}
         assert outputs["kubectl get plan <plan> -o jsonpath='{.metadata.uid}'"] == uid
         by_plan = outputs["kubectl get approvals -l minds.dev/plan-uid=<plan uid>"]
         assert first in by_plan

@@ -22,6 +22,7 @@ from minds.adapters.ledger import Ledger
 from minds.devenv.controller import ControllerHandle
 from minds.devenv.kubectl import kubectl
 from tests.e2e.executor_support import (
+    APPROVERS,
     assert_no_tracebacks,
     deployment,
     operator_plan,
@@ -102,7 +103,9 @@ def grant_body(namespace: str, name: str, **spec: Any) -> dict[str, Any]:
     }
 
 
-def restart_plan(namespace: str, name: str, target_namespace: str) -> dict[str, Any]:
+def restart_plan(
+    namespace: str, name: str, target_namespace: str, author: str = "admin"
+) -> dict[str, Any]:
     steps = [
         {
             "key": "P1",
@@ -112,7 +115,7 @@ def restart_plan(namespace: str, name: str, target_namespace: str) -> dict[str, 
             "parameters": workload(target_namespace),
         }
     ]
-    return operator_plan(namespace, name, steps)
+    return operator_plan(namespace, name, steps, author=author)
 
 
 def restarted_at(cluster: Cluster, namespace: str) -> str | None:
@@ -163,7 +166,7 @@ def test_a_tenant_cannot_make_the_controller_restart_another_namespace_without_i
     )
     assert created.returncode == 0, created.stderr
 
-    plan = as_user(cluster, TENANT, restart_plan(tenant_ns, "reach", target_ns))
+    plan = as_user(cluster, TENANT, restart_plan(tenant_ns, "reach", target_ns, TENANT))
     assert plan.returncode == 0, plan.stderr
     refused = wait_step(cluster, tenant_ns, "reach", "P1", "failed")
 
@@ -200,7 +203,7 @@ def test_a_tenant_cannot_make_the_controller_restart_another_namespace_without_i
     # The other namespace's owner can; then the same request goes through, once.
     given = as_user(cluster, OWNER, crossing)
     assert given.returncode == 0, given.stderr
-    again = as_user(cluster, TENANT, restart_plan(tenant_ns, "reach-again", target_ns))
+    again = as_user(cluster, TENANT, restart_plan(tenant_ns, "reach-again", target_ns, TENANT))
     assert again.returncode == 0, again.stderr
     done = wait_step(cluster, tenant_ns, "reach-again", "P1", "completed")
 
@@ -324,6 +327,7 @@ def test_an_approved_action_in_another_namespace_spends_the_grant_held_there(
             mind_body(
                 namespace,
                 capabilityPolicy=[{"capability": "service.restart", "decision": "approve"}],
+                approvers=APPROVERS,
             )
         ),
     )

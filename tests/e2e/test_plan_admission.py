@@ -36,6 +36,7 @@ def plan(namespace: str, name: str, steps: list[dict[str, Any]], mind_name: str 
                 "origin": "operator",
                 "strategy": "authored",
                 "mind": mind_name,
+                "author": "admin",
                 "steps": steps,
             },
         }
@@ -74,7 +75,11 @@ def test_valid_operator_plan_is_validated(
     assert status["phase"] == "validated"
     assert status["progress"] == "0/1"
     assert [s["status"] for s in status["steps"]] == ["pending"]
-    [event] = e2e_ledger.events(namespace=namespace, type="plan_validated")
+    # The ledger row follows the status write: wait for it rather than race it.
+    [event] = eventually(
+        lambda: e2e_ledger.events(namespace=namespace, type="plan_validated"),
+        what="plan_validated in the ledger",
+    )
     assert event.subject.name == "look"
     table = cluster.kubectl("get", "plans", "-n", namespace).stdout
     assert "validated" in table
@@ -94,7 +99,10 @@ def test_cyclic_plan_stays_a_draft_with_the_cycle_named(
     assert status["phase"] == "draft"
     [cycle] = [e for e in status["validation"]["errors"] if e["code"] == "dependency_cycle"]
     assert set(cycle["steps"]) == {"P1", "P2"}
-    assert e2e_ledger.events(namespace=namespace, type="plan_drafted")
+    eventually(
+        lambda: e2e_ledger.events(namespace=namespace, type="plan_drafted"),
+        what="plan_drafted in the ledger",
+    )
     events = cluster.kubectl(
         "get", "events", "-n", namespace, "--field-selector", "involvedObject.name=loop"
     ).stdout

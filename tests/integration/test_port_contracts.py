@@ -67,6 +67,7 @@ def _plan(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
         "spec": {
             "objective": "keep atlas-worker running",
             "origin": "operator",
+            "author": "admin",  # who creates it on the real API server (admission checks it)
             "strategy": "authored",
             "mind": "keeper",
             "steps": [

@@ -4,29 +4,32 @@ whether an Approval authorises a step now.
 Pending -> Approved | Denied (a person decided) | Expired (nobody decided in time) |
 Withdrawn (the mind no longer needs it, or its plan is gone or finished); Approved ->
 Executed (the executor did the approved thing: the action ran, or the grant was created) or
-Withdrawn (its plan went away first). A decision exists only in ``spec`` (written by a person,
-checked by the admission policy); the phase in ``status`` is the controller's reading of it,
-kept for people to read. What authorises acting is never ``status`` (anyone with the status
-subresource could write it) but :func:`authorises`: the decision in ``spec``, the ledger's
-record of when the controller first saw it, and the Approval's bond to one plan's uid, step
-and attempt.
+Withdrawn (its plan went away first, or the person who approved is no longer an approver of
+the Mind). A decision exists only in ``spec`` (written by a person, checked by the admission
+policy). The controller records what follows from it in the ledger (:func:`next_transition`),
+and the phase in ``status`` is a function of that record alone (:func:`status_of`), kept for
+people to read: a phase someone else wrote into ``status`` is put back, and never authorises,
+overturns or completes anything. What authorises acting is :func:`authorises`: the decision in
+``spec``, the ledger's record of when the controller first saw it (before ``expiresAt``, or
+not at all), and the Approval's bond to one plan's uid, step and attempt.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from minds.domain.ledger import idempotency_key
+from minds.domain.ledger import EventRecord, idempotency_key
 from minds.domain.resources.approval import (
     ApprovalKind,
     ApprovalOrigin,
     ApprovalPhase,
     ApprovalSpec,
     ApprovalStatus,
+    Approvers,
     Decision,
 )
 
@@ -73,118 +76,250 @@ def label_value(text: str) -> str:
     return f"{cleaned[:52].rstrip('-._')}-{idempotency_key(text)[:10]}"
 
 
+# -- the lifecycle, as the ledger records it ------------------------------------------------
+
+#: The ledger events of an Approval's lifecycle. Written by the controller alone, they are the
+#: only source of its phase: ``status`` is derived from them, and put back when someone else
+#: wrote it.
+REQUESTED = "approval_requested"
+APPROVED = "approval_approved"
+DENIED = "approval_denied"
+EXPIRED = "approval_expired"
+LATE = "approval_decision_late"
+REFUSED = "approval_decision_refused"
+WITHDRAWN = "approval_withdrawn"
+EXECUTED = "approval_executed"
+NOT_EXECUTED = "approval_not_executed"
+IGNORED = "approval_decision_ignored"
+
+LIFECYCLE = (
+    REQUESTED,
+    APPROVED,
+    DENIED,
+    EXPIRED,
+    LATE,
+    REFUSED,
+    WITHDRAWN,
+    EXECUTED,
+    NOT_EXECUTED,
+    IGNORED,
+)
+
+#: The phase each event leads to; when several are recorded, the one latest in _PRECEDENCE
+#: holds (an action that ran while its plan was being closed is Executed, not Withdrawn).
+_PHASE_OF: Mapping[str, ApprovalPhase] = {
+    APPROVED: ApprovalPhase.APPROVED,
+    DENIED: ApprovalPhase.DENIED,
+    EXPIRED: ApprovalPhase.EXPIRED,
+    LATE: ApprovalPhase.EXPIRED,
+    REFUSED: ApprovalPhase.WITHDRAWN,
+    WITHDRAWN: ApprovalPhase.WITHDRAWN,
+    EXECUTED: ApprovalPhase.EXECUTED,
+}
+_PRECEDENCE = (
+    ApprovalPhase.PENDING,
+    ApprovalPhase.APPROVED,
+    ApprovalPhase.DENIED,
+    ApprovalPhase.EXPIRED,
+    ApprovalPhase.WITHDRAWN,
+    ApprovalPhase.EXECUTED,
+)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What the ledger holds about one Approval object (its uid): the controller's own
+    derivation, which nobody but the controller writes. ``approved_at`` is when the controller
+    first saw the approval (its observation, not a time anyone else wrote)."""
+
+    approved_at: datetime | None = None
+    expired: bool = False
+    withdrawn: bool = False
+    phase: ApprovalPhase = ApprovalPhase.PENDING
+    decided_at: datetime | None = None
+    executed_at: datetime | None = None
+    execution: str | None = None
+    message: str | None = None
+    types: frozenset[str] = frozenset()
+
+
+def _text(event: EventRecord) -> str | None:
+    for key in ("message", "outcome", "reason"):
+        value = event.payload.get(key)
+        if isinstance(value, str) and value:
+            return value[:4096]
+    return None
+
+
+def recorded(events: Iterable[EventRecord]) -> Recorded:
+    """Fold an Approval's ledger events (any order) into what acting and status depend on."""
+    first: dict[str, EventRecord] = {}
+    for event in sorted(events, key=lambda e: e.occurred_at):
+        first.setdefault(event.type, event)
+    phase = max(
+        (_PHASE_OF[t] for t in first if t in _PHASE_OF),
+        key=_PRECEDENCE.index,
+        default=ApprovalPhase.PENDING,
+    )
+    defining = [first[t] for t in first if _PHASE_OF.get(t) is phase]
+    note = first.get(NOT_EXECUTED) if phase is ApprovalPhase.APPROVED else None
+    decided = first.get(APPROVED) or first.get(DENIED)
+    executed = first.get(EXECUTED)
+    approved = first.get(APPROVED)
+    execution = executed.payload.get("execution") if executed is not None else None
+    return Recorded(
+        approved_at=approved.occurred_at if approved is not None else None,
+        expired=EXPIRED in first or LATE in first,
+        withdrawn=WITHDRAWN in first or REFUSED in first,
+        phase=phase,
+        decided_at=decided.occurred_at if decided is not None else None,
+        executed_at=executed.occurred_at if executed is not None else None,
+        execution=execution if isinstance(execution, str) else None,
+        # The latest word on the phase: a late decision after the expiry says what to do.
+        message=_text(note) if note is not None else (_text(defining[-1]) if defining else None),
+        types=frozenset(first),
+    )
+
+
+def status_of(recorded: Recorded, observed_generation: int | None = None) -> ApprovalStatus:
+    """The status an Approval shows: a function of the ledger alone. Whatever else ``status``
+    says (someone with the status subresource wrote it) is replaced by this."""
+    return ApprovalStatus(
+        phase=recorded.phase,
+        decided_at=recorded.decided_at,
+        executed_at=recorded.executed_at,
+        execution=recorded.execution,
+        message=recorded.message,
+        observed_generation=observed_generation,
+    )
+
+
 @dataclass(frozen=True)
 class Transition:
-    status: ApprovalStatus
+    """A fact to record: the ledger event, and what it says."""
+
     event: str
     message: str
 
 
-def next_transition(spec: ApprovalSpec, status: ApprovalStatus, now: datetime) -> Transition | None:
-    """The one transition that follows from what a person wrote and the clock, if any.
+def _late(spec: ApprovalSpec, now: datetime) -> Transition:
+    return Transition(
+        LATE,
+        f"approved by {spec.decided_by}, but the controller first saw the decision at "
+        f"{now.isoformat()}, not before the request expired at {spec.expires_at.isoformat()}: "
+        "nothing runs; approve a fresh request",
+    )
 
-    Nobody can prove when a decision was written (managed fields are client-writable), only
-    when the controller first read it: an approval first read at or after ``expiresAt`` fails
-    closed and expires. A denial counts whenever it is read; without a decision the request
-    expires at ``expiresAt``.
-    """
-    if status.phase is not ApprovalPhase.PENDING:
-        return None
+
+def _pending(spec: ApprovalSpec, now: datetime, refusal: str | None) -> Transition | None:
     if spec.decision is Decision.APPROVED and now >= spec.expires_at:
-        return Transition(
-            status.model_copy(
-                update={
-                    "phase": ApprovalPhase.EXPIRED,
-                    "message": "approved, but only read after it expired: not acted on",
-                }
-            ),
-            "approval_expired",
-            f"approved by {spec.decided_by} after the deadline: expired, nothing runs",
-        )
+        return _late(spec, now)
+    if spec.decision is Decision.APPROVED and refusal is not None:
+        return Transition(REFUSED, refusal)
     if spec.decision is Decision.APPROVED:
-        return Transition(
-            status.model_copy(update={"phase": ApprovalPhase.APPROVED, "decided_at": now}),
-            "approval_approved",
-            f"approved by {spec.decided_by}",
-        )
+        return Transition(APPROVED, f"approved by {spec.decided_by}")
     if spec.decision is Decision.DENIED:
         return Transition(
-            status.model_copy(update={"phase": ApprovalPhase.DENIED, "decided_at": now}),
-            "approval_denied",
-            f"denied by {spec.decided_by}" + (f": {spec.note}" if spec.note else ""),
+            DENIED, f"denied by {spec.decided_by}" + (f": {spec.note}" if spec.note else "")
         )
     if now >= spec.expires_at:
-        return Transition(
-            status.model_copy(
-                update={"phase": ApprovalPhase.EXPIRED, "message": "nobody decided in time"}
-            ),
-            "approval_expired",
-            "expired without a decision",
-        )
+        return Transition(EXPIRED, "nobody decided in time")
     return None
 
 
-def recorded_as(spec: ApprovalSpec, status: ApprovalStatus, now: datetime) -> Transition | None:
-    """The ledger record of the phase a status already shows, for writing it again
-    idempotently: if the controller stopped after the status write and before the ledger line,
-    acting (which trusts only the ledger) would otherwise wait forever. Only what ``spec`` and
-    the clock justify is recorded: a phase that someone wrote into ``status`` by hand (the
-    status subresource is not authority) never reaches the ledger."""
-    if status.phase is ApprovalPhase.PENDING:
+def _approved(spec: ApprovalSpec, now: datetime, refusal: str | None) -> Transition | None:
+    # Authority is checked again for as long as nothing acted: an approver removed from the
+    # Mind since (or a Mind deleted) no longer authorises anything.
+    return Transition(REFUSED, refusal) if refusal is not None else None
+
+
+def _ended(spec: ApprovalSpec, now: datetime, refusal: str | None) -> Transition | None:
+    if spec.decision is None:
         return None
-    justified = next_transition(
-        spec, status.model_copy(update={"phase": ApprovalPhase.PENDING}), now
+    return Transition(
+        IGNORED,
+        f"{spec.decision.value} by {spec.decided_by} on an Approval already ended: not acted on",
     )
-    if justified is None or justified.status.phase is not status.phase:
+
+
+def _expired(spec: ApprovalSpec, now: datetime, refusal: str | None) -> Transition | None:
+    # Expired first, decided after (a status write lagging behind let admission through).
+    return _late(spec, now) if spec.decision is Decision.APPROVED else _ended(spec, now, refusal)
+
+
+_NEXT: Mapping[ApprovalPhase, Callable[[ApprovalSpec, datetime, str | None], Transition | None]] = {
+    ApprovalPhase.PENDING: _pending,
+    ApprovalPhase.APPROVED: _approved,
+    ApprovalPhase.EXPIRED: _expired,
+    ApprovalPhase.WITHDRAWN: _ended,
+}
+
+
+def next_transition(
+    spec: ApprovalSpec, recorded: Recorded, now: datetime, refusal: str | None = None
+) -> Transition | None:
+    """The one fact that follows from what a person wrote in ``spec``, what the ledger already
+    holds and the clock, if it is not recorded yet. ``refusal``: why the decider is not
+    authority for the Mind now (see :func:`decider_refused`), None when they are.
+
+    Nobody can prove when a decision was written (managed fields are client-writable), only
+    when the controller first saw it: an approval first seen at or after ``expiresAt`` fails
+    closed and is recorded as late. A denial counts whenever it is seen; without a decision the
+    request expires at ``expiresAt``.
+    """
+    rule = _NEXT.get(recorded.phase)
+    found = rule(spec, now, refusal) if rule is not None else None
+    if found is None or found.event in recorded.types:
         return None
-    return Transition(status, justified.event, justified.message)
+    if found.event == IGNORED and REFUSED in recorded.types:
+        return None  # the refusal already named the decision
+    return found
 
 
-def withdrawn(status: ApprovalStatus, spec: ApprovalSpec, reason: str) -> ApprovalStatus | None:
+def withdrawable(spec: ApprovalSpec, recorded: Recorded) -> bool:
     """A mind may withdraw its own request while nobody has decided it."""
-    if status.phase is not ApprovalPhase.PENDING or spec.decision is not None:
-        return None
-    return status.model_copy(update={"phase": ApprovalPhase.WITHDRAWN, "message": reason})
+    return recorded.phase is ApprovalPhase.PENDING and spec.decision is None
 
 
 #: Phases in which an Approval may still lead to acting; abandoning it ends that.
 _UNSPENT = frozenset({ApprovalPhase.PENDING, ApprovalPhase.APPROVED})
 
 
-def abandoned(status: ApprovalStatus, reason: str) -> ApprovalStatus | None:
+def abandonable(recorded: Recorded) -> bool:
     """Its plan is gone, replaced or finished: nothing will ever act on this Approval, so it
     is withdrawn whether or not a person decided (a decision on it is recorded, never acted
     on). Denied, Expired, Executed and Withdrawn stay as they are."""
-    if status.phase not in _UNSPENT:
-        return None
-    return status.model_copy(update={"phase": ApprovalPhase.WITHDRAWN, "message": reason})
+    return recorded.phase in _UNSPENT
 
 
-def ignored_decision(spec: ApprovalSpec, status: ApprovalStatus) -> str | None:
-    """A decision that arrived on an Approval already withdrawn or expired (a race with the
-    withdrawal, or a status rewritten to let it through admission): worth a ledger line naming
-    who decided, never an action. None when there is nothing to say."""
-    if spec.decision is None or status.phase not in (
-        ApprovalPhase.WITHDRAWN,
-        ApprovalPhase.EXPIRED,
-    ):
+def decider_refused(
+    spec: ApprovalSpec, mind: Approvers | None, author: str | None = None
+) -> str | None:
+    """Why the person who approved is not authority for the Mind now, or None.
+
+    The admission policy checked the decider against the approvers copied into the Approval;
+    this checks that copy against the Mind as it is now. The decider's groups are not known
+    here (only admission sees them), so a decision through a group stands only while every
+    group the Approval names is still one of the Mind's. ``mind``: None when the Mind is gone.
+    ``author``: the person who wrote the asking Plan, when four eyes apply.
+    """
+    by = spec.decided_by or ""
+    if mind is None:
+        return f"approved by {by}, but mind {spec.mind} is gone: not acted on"
+    if author is not None and by == author:
+        return (
+            f"approved by {by}, who wrote the plan that asks: someone else must approve "
+            "(four eyes); approve a fresh request"
+        )
+    if by in spec.approvers.users:
+        held = by in mind.users
+    else:
+        held = bool(spec.approvers.groups) and set(spec.approvers.groups) <= set(mind.groups)
+    if held:
         return None
     return (
-        f"{spec.decision.value} by {spec.decided_by} on an Approval already "
-        f"{status.phase.value.lower()}: not acted on"
-    )
-
-
-def executed(status: ApprovalStatus, now: datetime, execution: str, message: str) -> ApprovalStatus:
-    """The executor acted on it. Also from Withdrawn: if the action ran while the plan was
-    being closed, the status says what happened rather than what was meant to."""
-    return status.model_copy(
-        update={
-            "phase": ApprovalPhase.EXECUTED,
-            "executed_at": now,
-            "execution": execution,
-            "message": message,
-        }
+        f"approved by {by}, who is not an approver of mind {spec.mind} (spec.approvers): "
+        "not acted on"
     )
 
 
@@ -210,16 +345,6 @@ class Asker:
     kind: ApprovalKind
     capability: str
     target: str
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """What the ledger holds about this Approval object (its uid): the controller's own
-    derivation, which nobody but the controller writes."""
-
-    approved_at: datetime | None = None
-    expired: bool = False
-    withdrawn: bool = False
 
 
 @dataclass(frozen=True)
@@ -258,9 +383,9 @@ def authorises(
     if foreign is not None:
         return Ruling(Verdict.NOT_OURS, f"not this step's approval: {foreign}")
     if recorded.withdrawn:
-        return Ruling(Verdict.WITHDRAWN, "withdrawn before it was acted on")
+        return Ruling(Verdict.WITHDRAWN, recorded.message or "withdrawn before it was acted on")
     if recorded.expired:
-        return Ruling(Verdict.EXPIRED, "expired: nobody decided in time")
+        return Ruling(Verdict.EXPIRED, recorded.message or "expired: nobody decided in time")
     if spec.decision is Decision.DENIED:
         note = f": {spec.note}" if spec.note else ""
         return Ruling(Verdict.DENIED, f"{spec.decided_by}{note}")

@@ -1,12 +1,13 @@
 """The Approval lifecycle, applied: phases follow what a person decided, the clock and the
 fate of the Plan that asked. This service never acts on the world.
 
-Each transition is one conditional status write and one ledger event naming the
-authenticated approver (the admission policy guarantees ``decidedBy`` is the caller). The
-ledger events are the controller's own derivation, which :func:`~minds.domain.approvals.
-authorises` trusts; ``status`` is only their reflection for people to read. Carrying out an
-approved action is the executor's alone (one owner of acting); it tells this service when it
-did, through :meth:`ApprovalService.executed`.
+Each transition is one ledger event naming the authenticated approver (the admission policy
+guarantees ``decidedBy`` is the caller, and that the caller is one of the Mind's approvers),
+then a status write showing it. The ledger events are the controller's own derivation, which
+:func:`~minds.domain.approvals.authorises` trusts; ``status`` is only their reflection for
+people to read, computed from the ledger alone and put back whenever it says anything else.
+Carrying out an approved action is the executor's alone (one owner of acting); it tells this
+service when it did, through :meth:`ApprovalService.executed`.
 """
 
 from __future__ import annotations
@@ -15,19 +16,29 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Final, Protocol
 
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
 from minds.domain.approvals import (
+    APPROVED,
+    DENIED,
+    EXECUTED,
+    EXPIRED,
+    IGNORED,
+    LATE,
+    LIFECYCLE,
+    NOT_EXECUTED,
+    REFUSED,
+    REQUESTED,
+    WITHDRAWN,
     Recorded,
-    Transition,
-    abandoned,
-    executed,
-    ignored_decision,
+    abandonable,
+    decider_refused,
     label_value,
     next_transition,
     orphaned,
-    recorded_as,
-    withdrawn,
+    recorded,
+    status_of,
+    withdrawable,
 )
 from minds.domain.errors import NotFound
 from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
@@ -36,23 +47,38 @@ from minds.domain.resources.approval import (
     ApprovalPhase,
     ApprovalSpec,
     ApprovalStatus,
+    Decision,
+    MindApprovers,
 )
 from minds.domain.resources.common import parse_timestamp
-from minds.domain.resources.kinds import APPROVAL, PLAN
+from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
+from minds.domain.resources.mind import MindSpec
 from minds.engine.capability_service import LABEL_PLAN_UID
 from minds.engine.conditional import write_status
+from minds.engine.plan_authors import plan_author
 from minds.engine.ports import Clock, EventPort, LedgerPort, ResourcePort
 from minds.engine.telemetry import NO_TELEMETRY, Telemetry
 
-#: The ledger events that decide whether an Approval may still lead to acting.
-APPROVED, EXPIRED, WITHDRAWN = "approval_approved", "approval_expired", "approval_withdrawn"
+__all__ = ["APPROVED", "DECISIONS", "EXPIRED", "WITHDRAWN", "ApprovalLedger", "ApprovalService"]
 
 #: The ledger events that end a wait for a person, and the outcome each counts as.
 DECISIONS: Final[Mapping[str, str]] = {
     APPROVED: "approved",
-    "approval_denied": "denied",
+    DENIED: "denied",
     EXPIRED: "expired",
+    LATE: "expired",
+    REFUSED: "withdrawn",
     WITHDRAWN: "withdrawn",
+}
+
+#: How each recorded fact is told on the Approval (a Kubernetes Event): type and reason.
+_TOLD: Final[Mapping[str, tuple[str, str]]] = {
+    APPROVED: ("Normal", "Approved"),
+    DENIED: ("Normal", "Denied"),
+    EXPIRED: ("Normal", "Expired"),
+    LATE: ("Warning", "DecisionLate"),
+    REFUSED: ("Warning", "DecisionRefused"),
+    IGNORED: ("Warning", "DecisionIgnored"),
 }
 
 
@@ -78,10 +104,19 @@ class ApprovalService:
         self._clock = clock
         self._telemetry = telemetry
 
-    def _record(self, body: dict[str, Any], type_: str, payload: dict[str, JsonValue]) -> bool:
+    def _record(
+        self,
+        body: dict[str, Any],
+        type_: str,
+        payload: dict[str, JsonValue],
+        at: datetime | None = None,
+    ) -> bool:
+        """One lifecycle event, once per Approval object (keyed by its uid). ``at``: when the
+        controller saw what the event records (for a decision: its observation time, the
+        one acting compares with ``expiresAt``)."""
         meta = body["metadata"]
         spec = body.get("spec") or {}
-        now = self._clock()
+        now = at or self._clock()
         new = self._ledger.append_event(
             EventRecord(
                 mind=spec.get("mind") or "-",
@@ -108,75 +143,86 @@ class ApprovalService:
 
     def recorded(self, uid: str) -> Recorded:
         """What the ledger says about this Approval object: the facts acting depends on."""
-        found = {
-            e.type: e
-            for e in self._ledger.events(subject_uid=uid, type=(APPROVED, EXPIRED, WITHDRAWN))
-        }
-        approved = found.get(APPROVED)
-        return Recorded(
-            approved_at=approved.occurred_at if approved is not None else None,
-            expired=EXPIRED in found,
-            withdrawn=WITHDRAWN in found,
-        )
+        return recorded(self._ledger.events(subject_uid=uid, type=LIFECYCLE))
 
     def reconcile(
         self, namespace: str, name: str, *, owner_checked: bool = False
     ) -> dict[str, Any]:
-        """Move the Approval as far as what is known allows; returns it as last read or
-        written. ``owner_checked``: the caller (the executor of the asking Plan) knows the Plan
-        is alive, so it is not looked up again. Raises NotFound."""
+        """Record what follows from the decision in ``spec``, the ledger and the clock, and show
+        it in ``status``; returns the Approval as last read or written. ``owner_checked``: the
+        caller (the executor of the asking Plan) knows the Plan is alive, so it is not looked
+        up again. Raises NotFound."""
         now = self._clock()
-
-        def compute(
-            body: dict[str, Any],
-        ) -> tuple[dict[str, Any] | None, tuple[bool, Transition | None]]:
-            spec = ApprovalSpec.model_validate(body["spec"])
-            first = not (body.get("status") or {}).get("phase")
-            status = ApprovalStatus.model_validate(body.get("status") or {})
-            t = next_transition(spec, status, now)
-            after = t.status if t is not None else status
-            return (after.to_k8s() if first or t is not None else None), (first, t)
-
-        body, (first, transition) = write_status(
-            self._resources, APPROVAL, namespace, name, compute
-        )
-        assert body is not None
-        if first and self._record(body, "approval_requested", {}):
-            what = ((body.get("spec") or {}).get("explanation") or {}).get("what", "")
+        body = self._resources.get(APPROVAL, namespace, name)
+        spec = ApprovalSpec.model_validate(body["spec"])
+        history = self.recorded(body["metadata"]["uid"])
+        if REQUESTED not in history.types and self._record(body, REQUESTED, {}, now):
             self._events.post(
                 body,
                 type_="Normal",
                 reason="Requested",
-                message=f"waiting for a person: {what}",
+                message=f"waiting for a person: {spec.explanation.what}",
             )
-        spec = ApprovalSpec.model_validate(body["spec"])
-        status = ApprovalStatus.model_validate(body.get("status") or {})
-        # A controller that stopped between the status write and the ledger line left a phase
-        # the ledger does not know; the ledger is what acting trusts, so it is written now.
-        transition = transition or recorded_as(spec, status, now)
+        refusal = self._refusal(namespace, spec, history)
+        transition = next_transition(spec, history, now, refusal)
         if transition is not None:
             payload: dict[str, JsonValue] = {
                 "decidedBy": spec.decided_by,
                 "note": spec.note,
                 "message": transition.message,
             }
-            if self._record(body, transition.event, payload):
-                self._events.post(
-                    body,
-                    type_="Normal",
-                    reason=transition.status.phase.value,
-                    message=transition.message,
-                )
-        ignored = ignored_decision(spec, status)
-        if ignored is not None and self._record(
-            body, "approval_decision_ignored", {"decidedBy": spec.decided_by, "reason": ignored}
-        ):
-            self._events.post(body, type_="Warning", reason="DecisionIgnored", message=ignored)
+            if self._record(body, transition.event, payload, now):
+                type_, reason = _TOLD[transition.event]
+                self._events.post(body, type_=type_, reason=reason, message=transition.message)
+            history = self.recorded(body["metadata"]["uid"])
         if not owner_checked:
-            reason = orphaned(spec.origin, *self._owner(namespace, spec.origin))
-            if reason is not None:
-                body = self._abandon(body, reason)
-        return body
+            why = orphaned(spec.origin, *self._owner(namespace, spec.origin))
+            if why is not None and self._abandon(body, history, why):
+                history = self.recorded(body["metadata"]["uid"])
+        return self._show(namespace, name, history) or body
+
+    def _refusal(self, namespace: str, spec: ApprovalSpec, history: Recorded) -> str | None:
+        """Why an approval in ``spec`` is not authority for its Mind now (None: it is, or
+        there is no approval to check). Read only while it could still lead to acting."""
+        if spec.decision is not Decision.APPROVED or history.phase not in (
+            ApprovalPhase.PENDING,
+            ApprovalPhase.APPROVED,
+        ):
+            return None
+        approvers = self._approvers(namespace, spec.mind)
+        author = (
+            plan_author(self._resources, namespace, spec.origin, approvers)
+            if approvers is not None
+            else None
+        )
+        return decider_refused(spec, approvers, author)
+
+    def _approvers(self, namespace: str, mind: str) -> MindApprovers | None:
+        """The Mind's approvers now; None when it is gone or unreadable (fails closed)."""
+        try:
+            body = self._resources.get(MIND, namespace, mind)
+            return MindSpec.model_validate(body.get("spec") or {}).approvers
+        except (NotFound, ValidationError):
+            return None
+
+    def _show(self, namespace: str, name: str, history: Recorded) -> dict[str, Any] | None:
+        """Write the status the ledger justifies, when it says anything else (or nothing yet):
+        a phase written by someone else is put back. None: the Approval is gone."""
+
+        def compute(current: dict[str, Any]) -> tuple[dict[str, Any] | None, None]:
+            shown = current.get("status") or {}
+            derived = status_of(history, shown.get("observedGeneration"))
+            try:
+                same = bool(shown.get("phase")) and ApprovalStatus.model_validate(shown) == derived
+            except ValidationError:
+                same = False
+            return (None if same else derived.to_k8s()), None
+
+        try:
+            written, _ = write_status(self._resources, APPROVAL, namespace, name, compute)
+        except NotFound:
+            return None
+        return written
 
     def _owner(self, namespace: str, origin: ApprovalOrigin) -> tuple[str | None, str | None]:
         """The uid and phase of the Plan the origin names, (None, None) when there is none."""
@@ -192,41 +238,25 @@ class ApprovalService:
 
     def withdraw(self, namespace: str, name: str, reason: str) -> bool:
         """The mind no longer needs this; refused once a person has decided."""
-
-        def compute(body: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
-            spec = ApprovalSpec.model_validate(body["spec"])
-            status = ApprovalStatus.model_validate(body.get("status") or {})
-            after = withdrawn(status, spec, reason)
-            return (after.to_k8s(), True) if after is not None else (None, False)
-
-        body, ok = write_status(self._resources, APPROVAL, namespace, name, compute)
-        if ok and body is not None and self._record(body, WITHDRAWN, {"reason": reason}):
+        body = self._resources.get(APPROVAL, namespace, name)
+        spec = ApprovalSpec.model_validate(body["spec"])
+        history = self.recorded(body["metadata"]["uid"])
+        if not withdrawable(spec, history):
+            return False
+        if self._record(body, WITHDRAWN, {"reason": reason}):
             self._events.post(body, type_="Normal", reason="Withdrawn", message=reason)
-        return ok
+        self._show(namespace, name, self.recorded(body["metadata"]["uid"]))
+        return True
 
-    def _abandon(self, body: dict[str, Any], reason: str) -> dict[str, Any]:
-        """Its plan is gone or finished: withdrawn, decided or not (see ``abandoned``). The
-        ledger line comes first: it is what keeps the executor from acting, even if the
-        status write below loses to a concurrent one."""
-        meta = body["metadata"]
-        status = ApprovalStatus.model_validate(body.get("status") or {})
-        if abandoned(status, reason) is None:
-            return body
+    def _abandon(self, body: dict[str, Any], history: Recorded, reason: str) -> bool:
+        """Its plan is gone or finished: withdrawn, decided or not (see ``abandonable``). The
+        ledger line is what keeps the executor from acting; the status follows it."""
+        if not abandonable(history):
+            return False
         spec = body.get("spec") or {}
         if self._record(body, WITHDRAWN, {"reason": reason, "decidedBy": spec.get("decidedBy")}):
             self._events.post(body, type_="Normal", reason="Withdrawn", message=reason)
-
-        def compute(current: dict[str, Any]) -> tuple[dict[str, Any] | None, None]:
-            after = abandoned(ApprovalStatus.model_validate(current.get("status") or {}), reason)
-            return (after.to_k8s() if after is not None else None), None
-
-        try:
-            written, _ = write_status(
-                self._resources, APPROVAL, meta["namespace"], meta["name"], compute
-            )
-        except NotFound:
-            return body
-        return written or body
+        return True
 
     def abandon_plan(self, namespace: str, plan_uid: str, reason: str) -> int:
         """Withdraw every Approval the Plan with this uid still has open; returns how many."""
@@ -236,46 +266,33 @@ class ApprovalService:
             origin = (body.get("spec") or {}).get("origin") or {}
             if origin.get("planUid") != plan_uid:
                 continue  # a label is only a hint; the immutable origin decides
-            before = (body.get("status") or {}).get("phase")
-            after = (self._abandon(body, reason).get("status") or {}).get("phase")
-            count += before != after
+            meta = body["metadata"]
+            if self._abandon(body, self.recorded(meta["uid"]), reason):
+                self._show(namespace, meta["name"], self.recorded(meta["uid"]))
+                count += 1
         return count
 
     def executed(self, namespace: str, name: str, execution: str, message: str) -> None:
-        """The executor did what was approved: the status and the ledger say so."""
-        now = self._clock()
-
-        def done(current: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
-            status = ApprovalStatus.model_validate(current.get("status") or {})
-            if status.phase is ApprovalPhase.EXECUTED:
-                return None, False
-            return executed(status, now, execution, message[:4096]).to_k8s(), True
-
+        """The executor did what was approved: the ledger and the status say so."""
         try:
-            body, _ = write_status(self._resources, APPROVAL, namespace, name, done)
+            body = self._resources.get(APPROVAL, namespace, name)
         except NotFound:
             return  # deleted meanwhile; the ledger's execution row is the record
-        assert body is not None
-        if self._record(body, "approval_executed", {"execution": execution, "outcome": message}):
+        payload: dict[str, JsonValue] = {"execution": execution, "outcome": message[:4096]}
+        if self._record(body, EXECUTED, payload):
             self._events.post(body, type_="Normal", reason="Executed", message=message)
+        self._show(namespace, name, self.recorded(body["metadata"]["uid"]))
 
     def not_executed(self, namespace: str, name: str, reason: str) -> None:
         """Approved, but the re-check just before acting refused it (a capability locked, a
         commitment or policy that now forbids it): nothing ran, and the Approval says why."""
-
-        def note(current: dict[str, Any]) -> tuple[dict[str, Any] | None, None]:
-            status = ApprovalStatus.model_validate(current.get("status") or {})
-            if status.phase is not ApprovalPhase.APPROVED or status.message == reason:
-                return None, None
-            return status.model_copy(update={"message": reason[:4096]}).to_k8s(), None
-
         try:
-            body, _ = write_status(self._resources, APPROVAL, namespace, name, note)
+            body = self._resources.get(APPROVAL, namespace, name)
         except NotFound:
             return
-        assert body is not None
-        if self._record(body, "approval_not_executed", {"reason": reason}):
+        if self._record(body, NOT_EXECUTED, {"reason": reason[:4096]}):
             self._events.post(body, type_="Warning", reason="NotExecuted", message=reason)
+        self._show(namespace, name, self.recorded(body["metadata"]["uid"]))
 
 
 def _waited(meta: Mapping[str, Any], now: datetime) -> float | None:

@@ -55,6 +55,7 @@ from minds.domain.resources.approval import (
     ApprovalSpec,
     Explanation,
     GrantRequest,
+    MindApprovers,
 )
 from minds.domain.resources.common import API_GROUP, API_VERSION
 from minds.domain.resources.grant import CapabilityGrantSpec, CapabilityGrantStatus
@@ -63,6 +64,7 @@ from minds.domain.resources.mind import MindSpec, PolicyDecision
 from minds.engine import failpoints
 from minds.engine.conditional import write_status
 from minds.engine.grant_service import unvouched
+from minds.engine.plan_authors import asked_of
 from minds.engine.ports import AlreadyExists, Clock, LedgerPort, NotFound, ResourcePort
 from minds.engine.telemetry import NO_TELEMETRY, Telemetry
 
@@ -347,7 +349,8 @@ class CapabilityService:
                 self._record_decision(inv, decision, key)
                 return InvocationOutcome(OutcomeKind.DENIED, decision.reason, decision=decision)
             if decision.decision is PolicyDecision.APPROVE:
-                return self._raise_approval(inv, decision, self._decision_row(inv, decision, key))
+                decided = self._decision_row(inv, decision, key)
+                return self._raise_approval(inv, decision, decided, spec.approvers)
             held_in = decision.grant_namespace or inv.namespace
             if decision.grant is None or self._consume(held_in, decision.grant):
                 decided = self._decision_row(inv, decision, key)
@@ -567,10 +570,15 @@ class CapabilityService:
         return name
 
     def _raise_approval(
-        self, inv: Invocation, decision: AuthorityDecision, decided: EventRecord
+        self,
+        inv: Invocation,
+        decision: AuthorityDecision,
+        decided: EventRecord,
+        approvers: MindApprovers,
     ) -> InvocationOutcome:
-        """Ask a person: the Approval, then the decision that sent it to them and the request,
-        in one transaction."""
+        """Ask a person (one of the Mind's ``approvers``, fixed into the request): the
+        Approval, then the decision that sent it to them and the request, in one
+        transaction."""
         spec = ApprovalSpec(
             kind=ApprovalKind.ACTION,
             mind=inv.origin.mind,
@@ -581,6 +589,7 @@ class CapabilityService:
             origin=inv.origin.approval(),
             batch_key=inv.batch_key,
             expires_at=self._clock() + inv.approval_ttl,
+            **asked_of(self._resources, inv.namespace, inv.origin.approval(), approvers),
         )
         name = self._create_approval(inv.namespace, inv.origin, spec, inv.batch_key)
         requested = self._row(
@@ -642,6 +651,7 @@ class CapabilityService:
             origin=req.origin.approval(),
             batch_key=req.batch_key,
             expires_at=self._clock() + req.approval_ttl,
+            **asked_of(self._resources, req.namespace, req.origin.approval(), spec.approvers),
         )
         name = self._create_approval(req.namespace, req.origin, approval, req.batch_key)
         return InvocationOutcome(OutcomeKind.PENDING, f"waiting for approval {name}", approval=name)

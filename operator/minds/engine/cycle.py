@@ -363,9 +363,10 @@ class MindCycle:
     def _withdraw_pending(self, namespace: str, plan: str, reason: str) -> None:
         for approval in self._resources.list(APPROVAL, namespace):
             origin = (approval.get("spec") or {}).get("origin") or {}
-            phase = (approval.get("status") or {}).get("phase", "Pending")
-            if origin.get("plan") == plan and phase == "Pending":
-                self._approvals.withdraw(namespace, approval["metadata"]["name"], reason[:1000])
+            # Whether it is still open is the ledger's to say (withdraw checks), not status's.
+            if origin.get("plan") == plan:
+                with suppress(NotFound):
+                    self._approvals.withdraw(namespace, approval["metadata"]["name"], reason[:1000])
 
     def _dream(self, namespace: str, name: str, want: Want, now: datetime) -> int:
         """Imagine a plan for a want that was not acted on. The plan is written with origin

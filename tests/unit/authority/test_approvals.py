@@ -12,24 +12,37 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minds.domain.approvals import (
+    APPROVED,
     DEFAULT_TTL,
+    DENIED,
+    EXECUTED,
+    EXPIRED,
     FINAL,
-    abandoned,
+    IGNORED,
+    LATE,
+    NOT_EXECUTED,
+    REFUSED,
+    REQUESTED,
+    WITHDRAWN,
+    Recorded,
+    abandonable,
     approval_name,
-    executed,
-    ignored_decision,
+    decider_refused,
     label_value,
     next_transition,
     orphaned,
-    recorded_as,
-    withdrawn,
+    recorded,
+    status_of,
+    withdrawable,
 )
+from minds.domain.ledger import EventRecord, SubjectRef
 from minds.domain.resources.approval import (
     ApprovalKind,
     ApprovalOrigin,
     ApprovalPhase,
     ApprovalSpec,
     ApprovalStatus,
+    Approvers,
     Decision,
 )
 from minds.domain.resources.common import DNS_SUBDOMAIN
@@ -69,9 +82,6 @@ def spec(**over: Any) -> ApprovalSpec:
 
 def decided(decision: str, **over: Any) -> ApprovalSpec:
     return spec(decision=decision, decidedBy="alice", **over)
-
-
-PENDING = ApprovalStatus()
 
 
 # -- names -----------------------------------------------------------------------------------
@@ -194,72 +204,99 @@ def test_label_values_are_always_valid(text: str) -> None:
     assert label_value(text) == value
 
 
-# -- transitions -----------------------------------------------------------------------------
+# -- transitions: what is recorded next ------------------------------------------------------
 
 
-def test_an_approved_decision_moves_pending_to_approved() -> None:
-    step = next_transition(decided("Approved"), PENDING, NOW)
+def event(type_: str, at: datetime = NOW, **payload: Any) -> EventRecord:
+    return EventRecord(
+        mind="caretaker",
+        namespace="prod",
+        type=type_,
+        subject=SubjectRef(kind="Approval", name="a", uid="uid-1"),
+        payload=payload,
+        occurred_at=at,
+        idempotency_key=f"{type_}-key",
+    )
+
+
+def history(*events: EventRecord) -> Recorded:
+    return recorded(events)
+
+
+NOTHING = history()
+
+
+def test_an_approved_decision_is_recorded_as_approved() -> None:
+    step = next_transition(decided("Approved"), NOTHING, NOW)
     assert step is not None
-    assert step.status.phase is ApprovalPhase.APPROVED
-    assert step.status.decided_at == NOW
-    assert step.event == "approval_approved"
+    assert step.event == APPROVED
     assert "alice" in step.message
 
 
-def test_a_denied_decision_moves_pending_to_denied_with_the_note() -> None:
-    step = next_transition(decided("Denied", note="not during peak"), PENDING, NOW)
+def test_a_denied_decision_is_recorded_with_the_note() -> None:
+    step = next_transition(decided("Denied", note="not during peak"), NOTHING, NOW)
     assert step is not None
-    assert step.status.phase is ApprovalPhase.DENIED
-    assert step.status.decided_at == NOW
-    assert step.event == "approval_denied"
+    assert step.event == DENIED
     assert "alice" in step.message
     assert "not during peak" in step.message
 
 
 def test_without_a_decision_nothing_happens_before_the_deadline() -> None:
-    assert next_transition(spec(), PENDING, EXPIRES - timedelta(microseconds=1)) is None
+    assert next_transition(spec(), NOTHING, EXPIRES - timedelta(microseconds=1)) is None
 
 
 @pytest.mark.parametrize("late", [timedelta(0), timedelta(seconds=1), timedelta(days=3)])
 def test_without_a_decision_the_request_expires_at_the_deadline(late: timedelta) -> None:
-    step = next_transition(spec(), PENDING, EXPIRES + late)
+    step = next_transition(spec(), NOTHING, EXPIRES + late)
     assert step is not None
-    assert step.status.phase is ApprovalPhase.EXPIRED
-    assert step.status.decided_at is None
-    assert step.event == "approval_expired"
+    assert step.event == EXPIRED
 
 
-@pytest.mark.parametrize("late", [timedelta(0), timedelta(minutes=5)])
-def test_an_approval_first_read_after_the_deadline_fails_closed(late: timedelta) -> None:
-    # Nobody can prove the decision arrived in time (managed fields are client-writable).
-    step = next_transition(decided("Approved"), PENDING, EXPIRES + late)
-    assert step is not None
-    assert step.status.phase is ApprovalPhase.EXPIRED
-    assert step.event == "approval_expired"
-    assert "alice" in step.message
-
-
-def test_a_denial_read_after_the_deadline_still_counts() -> None:
-    step = next_transition(decided("Denied"), PENDING, EXPIRES + timedelta(minutes=5))
-    assert step is not None
-    assert step.status.phase is ApprovalPhase.DENIED
-
-
-@pytest.mark.parametrize("phase", [p for p in ApprovalPhase if p is not ApprovalPhase.PENDING])
-@pytest.mark.parametrize("decision", [None, "Approved", "Denied"])
-def test_a_request_no_longer_pending_has_no_transition(
-    phase: ApprovalPhase, decision: str | None
+@pytest.mark.parametrize("late", [timedelta(0), timedelta(seconds=1), timedelta(minutes=5)])
+def test_an_approval_first_seen_at_or_after_the_deadline_is_refused_as_late(
+    late: timedelta,
 ) -> None:
-    s = decided(decision) if decision else spec()
-    status = ApprovalStatus(phase=phase)
-    assert next_transition(s, status, EXPIRES + timedelta(days=1)) is None
-
-
-def test_a_transition_keeps_the_rest_of_the_status() -> None:
-    status = ApprovalStatus(observed_generation=3, message="waiting")
-    step = next_transition(decided("Approved"), status, NOW)
+    # Nobody can prove the decision arrived in time (managed fields are client-writable).
+    step = next_transition(decided("Approved"), NOTHING, EXPIRES + late)
     assert step is not None
-    assert step.status.observed_generation == 3
+    assert step.event == LATE
+    assert "alice" in step.message
+    assert "approve a fresh request" in step.message
+    after = history(event(LATE, EXPIRES + late, message=step.message))
+    assert after.phase is ApprovalPhase.EXPIRED
+    assert after.expired
+
+
+def test_an_approval_seen_after_the_request_expired_is_late_too() -> None:
+    # Expired first; a status write lagging behind let the decision through admission.
+    expired = history(event(EXPIRED, EXPIRES))
+    step = next_transition(decided("Approved"), expired, EXPIRES + timedelta(seconds=1))
+    assert step is not None
+    assert step.event == LATE
+
+
+def test_a_denial_seen_after_the_deadline_still_counts() -> None:
+    step = next_transition(decided("Denied"), NOTHING, EXPIRES + timedelta(minutes=5))
+    assert step is not None
+    assert step.event == DENIED
+
+
+def test_an_approval_by_someone_the_mind_no_longer_names_is_refused() -> None:
+    step = next_transition(decided("Approved"), NOTHING, NOW, "not an approver")
+    assert step is not None
+    assert step.event == REFUSED
+    approved = history(event(APPROVED))
+    again = next_transition(decided("Approved"), approved, NOW, "not an approver")
+    assert again is not None
+    assert again.event == REFUSED
+
+
+@pytest.mark.parametrize("ended", [DENIED, EXPIRED, WITHDRAWN, EXECUTED, LATE, REFUSED])
+def test_a_decision_is_recorded_once(ended: str) -> None:
+    done = history(event(ended), event(LATE), event(IGNORED))
+    for decision in (None, "Approved", "Denied"):
+        s = decided(decision) if decision else spec()
+        assert next_transition(s, done, EXPIRES + timedelta(days=1)) is None
 
 
 def test_final_phases() -> None:
@@ -268,86 +305,154 @@ def test_final_phases() -> None:
     assert {ApprovalPhase.DENIED, ApprovalPhase.EXPIRED, ApprovalPhase.EXECUTED} <= FINAL
 
 
+# -- status: a function of the ledger alone ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("events", "phase"),
+    [
+        pytest.param((), ApprovalPhase.PENDING, id="nothing"),
+        pytest.param((REQUESTED,), ApprovalPhase.PENDING, id="requested"),
+        pytest.param((APPROVED,), ApprovalPhase.APPROVED, id="approved"),
+        pytest.param((APPROVED, NOT_EXECUTED), ApprovalPhase.APPROVED, id="not-executed"),
+        pytest.param((DENIED,), ApprovalPhase.DENIED, id="denied"),
+        pytest.param((EXPIRED,), ApprovalPhase.EXPIRED, id="expired"),
+        pytest.param((LATE,), ApprovalPhase.EXPIRED, id="late"),
+        pytest.param((EXPIRED, LATE), ApprovalPhase.EXPIRED, id="expired-then-late"),
+        pytest.param((APPROVED, REFUSED), ApprovalPhase.WITHDRAWN, id="refused"),
+        pytest.param((APPROVED, WITHDRAWN), ApprovalPhase.WITHDRAWN, id="abandoned"),
+        pytest.param((APPROVED, EXECUTED), ApprovalPhase.EXECUTED, id="executed"),
+        # The action ran while its plan was being closed: what happened, not what was meant.
+        pytest.param((APPROVED, WITHDRAWN, EXECUTED), ApprovalPhase.EXECUTED, id="ran-anyway"),
+    ],
+)
+def test_the_phase_follows_from_the_ledger(events: tuple[str, ...], phase: ApprovalPhase) -> None:
+    minutes = [event(t, NOW + timedelta(minutes=i)) for i, t in enumerate(events)]
+    assert status_of(recorded(minutes)).phase is phase
+    assert status_of(recorded(reversed(minutes))).phase is phase  # order of reading aside
+
+
+def test_the_status_carries_when_and_what_from_the_ledger() -> None:
+    later = NOW + timedelta(minutes=2)
+    done = history(
+        event(APPROVED, NOW, message="approved by alice"),
+        event(EXECUTED, later, execution="42", outcome="restart requested"),
+    )
+    shown = status_of(done, observed_generation=3)
+    assert shown == ApprovalStatus(
+        phase=ApprovalPhase.EXECUTED,
+        decided_at=NOW,
+        executed_at=later,
+        execution="42",
+        message="restart requested",
+        observed_generation=3,
+    )
+    assert done.approved_at == NOW
+
+
+def test_a_late_decision_after_the_expiry_tells_the_person_what_to_do() -> None:
+    late = history(
+        event(EXPIRED, EXPIRES, message="nobody decided in time"),
+        event(LATE, EXPIRES + timedelta(seconds=1), message="approve a fresh request"),
+    )
+    assert status_of(late).message == "approve a fresh request"
+
+
+def test_a_refusal_before_acting_is_the_message_of_an_approved_request() -> None:
+    held = history(event(APPROVED), event(NOT_EXECUTED, reason="service.restart is locked"))
+    assert status_of(held).message == "service.restart is locked"
+
+
 # -- withdrawal ------------------------------------------------------------------------------
 
 
 def test_a_pending_undecided_request_can_be_withdrawn() -> None:
-    after = withdrawn(PENDING, spec(), "the workload recovered")
-    assert after is not None
-    assert after.phase is ApprovalPhase.WITHDRAWN
-    assert after.message == "the workload recovered"
+    assert withdrawable(spec(), NOTHING)
 
 
 @pytest.mark.parametrize("decision", list(Decision))
 def test_a_decided_request_cannot_be_withdrawn(decision: Decision) -> None:
-    # Even before the controller has moved the phase: the person's decision stands.
-    assert withdrawn(PENDING, decided(decision.value), "no longer needed") is None
+    # Even before the controller has recorded it: the person's decision stands.
+    assert not withdrawable(decided(decision.value), NOTHING)
 
 
-@pytest.mark.parametrize("phase", [p for p in ApprovalPhase if p is not ApprovalPhase.PENDING])
-def test_a_request_that_is_not_pending_cannot_be_withdrawn(phase: ApprovalPhase) -> None:
-    assert withdrawn(ApprovalStatus(phase=phase), spec(), "no longer needed") is None
-
-
-# -- execution -------------------------------------------------------------------------------
-
-
-def test_executed_records_when_and_which_execution() -> None:
-    approved = ApprovalStatus(phase=ApprovalPhase.APPROVED, decided_at=NOW)
-    later = NOW + timedelta(minutes=2)
-    after = executed(approved, later, "execution-42", "restart requested")
-    assert after.phase is ApprovalPhase.EXECUTED
-    assert after.executed_at == later
-    assert after.execution == "execution-42"
-    assert after.message == "restart requested"
-    assert after.decided_at == NOW
-    assert approved.phase is ApprovalPhase.APPROVED  # the input is not changed
-
-
-def test_an_execution_also_ends_a_withdrawal_that_lost_the_race() -> None:
-    late = ApprovalStatus(phase=ApprovalPhase.WITHDRAWN, message="its plan failed")
-    assert executed(late, NOW, "7", "restart requested").phase is ApprovalPhase.EXECUTED
+@pytest.mark.parametrize("ended", [APPROVED, DENIED, EXPIRED, WITHDRAWN, EXECUTED])
+def test_a_request_that_is_not_pending_cannot_be_withdrawn(ended: str) -> None:
+    assert not withdrawable(spec(), history(event(ended)))
 
 
 # -- abandoning: the plan is gone or finished ------------------------------------------------
 
 
-@pytest.mark.parametrize("phase", [ApprovalPhase.PENDING, ApprovalPhase.APPROVED])
-def test_an_unspent_approval_is_abandoned_decided_or_not(phase: ApprovalPhase) -> None:
-    after = abandoned(ApprovalStatus(phase=phase), "its plan heal was deleted")
-    assert after is not None
-    assert after.phase is ApprovalPhase.WITHDRAWN
-    assert after.message == "its plan heal was deleted"
+@pytest.mark.parametrize("events", [(), (APPROVED,)])
+def test_an_unspent_approval_is_abandoned_decided_or_not(events: tuple[str, ...]) -> None:
+    assert abandonable(history(*(event(t) for t in events)))
 
 
-@pytest.mark.parametrize(
-    "phase",
-    [ApprovalPhase.DENIED, ApprovalPhase.EXPIRED, ApprovalPhase.WITHDRAWN, ApprovalPhase.EXECUTED],
-)
-def test_a_spent_approval_stays_as_it_is(phase: ApprovalPhase) -> None:
-    assert abandoned(ApprovalStatus(phase=phase), "its plan was deleted") is None
+@pytest.mark.parametrize("ended", [DENIED, EXPIRED, LATE, WITHDRAWN, EXECUTED])
+def test_a_spent_approval_stays_as_it_is(ended: str) -> None:
+    assert not abandonable(history(event(ended)))
 
 
-@pytest.mark.parametrize("phase", [ApprovalPhase.WITHDRAWN, ApprovalPhase.EXPIRED])
-def test_a_decision_on_a_withdrawn_or_expired_approval_is_ignored_and_named(
-    phase: ApprovalPhase,
-) -> None:
-    said = ignored_decision(decided("Approved"), ApprovalStatus(phase=phase))
+def test_a_decision_on_a_withdrawn_approval_is_ignored_and_named() -> None:
+    said = next_transition(decided("Approved"), history(event(WITHDRAWN)), NOW)
     assert said is not None
-    assert "alice" in said
-    assert "not acted on" in said
+    assert said.event == IGNORED
+    assert "alice" in said.message
+    assert "not acted on" in said.message
+
+
+def test_a_refused_decision_is_not_ignored_again() -> None:
+    refused = history(event(APPROVED), event(REFUSED))
+    assert next_transition(decided("Approved"), refused, NOW) is None
+
+
+# -- approvers: checked again against the Mind --------------------------------------------------
+
+
+def by_group() -> ApprovalSpec:
+    return decided("Approved", approvers={"groups": ["sre", "oncall"]})
+
+
+def by_name() -> ApprovalSpec:
+    return decided("Approved", approvers={"users": ["alice"]})
 
 
 @pytest.mark.parametrize(
-    ("s", "phase"),
+    ("s", "mind"),
     [
-        pytest.param(spec(), ApprovalPhase.WITHDRAWN, id="undecided"),
-        pytest.param(decided("Approved"), ApprovalPhase.PENDING, id="still-pending"),
-        pytest.param(decided("Approved"), ApprovalPhase.EXECUTED, id="executed"),
+        pytest.param(by_name(), Approvers(users=["alice"]), id="user"),
+        pytest.param(by_group(), Approvers(groups=["sre", "oncall", "more"]), id="groups"),
     ],
 )
-def test_nothing_to_ignore_otherwise(s: ApprovalSpec, phase: ApprovalPhase) -> None:
-    assert ignored_decision(s, ApprovalStatus(phase=phase)) is None
+def test_a_decider_the_mind_still_names_stands(s: ApprovalSpec, mind: Approvers) -> None:
+    assert decider_refused(s, mind) is None
+
+
+@pytest.mark.parametrize(
+    ("s", "mind", "why"),
+    [
+        pytest.param(by_name(), Approvers(users=["bob"]), "not an approver", id="user-removed"),
+        pytest.param(by_group(), Approvers(groups=["sre"]), "not an approver", id="group-removed"),
+        pytest.param(by_name(), None, "is gone", id="mind-gone"),
+        # Admission saw an empty list and refused; a hand-made request gets no further here.
+        pytest.param(decided("Approved"), Approvers(), "not an approver", id="nobody"),
+        pytest.param(decided("Approved"), Approvers(groups=["sre"]), "not an approver", id="none"),
+    ],
+)
+def test_a_decider_the_mind_does_not_name_is_refused(
+    s: ApprovalSpec, mind: Approvers | None, why: str
+) -> None:
+    refused = decider_refused(s, mind)
+    assert refused is not None
+    assert why in refused
+
+
+def test_the_author_of_the_plan_does_not_approve_its_steps() -> None:
+    refused = decider_refused(by_name(), Approvers(users=["alice"]), author="alice")
+    assert refused is not None
+    assert "four eyes" in refused
+    assert decider_refused(by_name(), Approvers(users=["alice"]), author="bob") is None
 
 
 PLAN_UID = "plan-uid-1"
@@ -384,49 +489,3 @@ def test_the_plan_uid_is_part_of_the_name() -> None:
     # plan's Approval, nor its decision.
     first = approval_name(origin(planUid="uid-1"), ACTION)
     assert first != approval_name(origin(planUid="uid-2"), ACTION)
-
-
-@pytest.mark.parametrize(
-    ("s", "phase", "event", "now"),
-    [
-        pytest.param(
-            decided("Approved"), ApprovalPhase.APPROVED, "approval_approved", NOW, id="approved"
-        ),
-        pytest.param(decided("Denied"), ApprovalPhase.DENIED, "approval_denied", NOW, id="denied"),
-        pytest.param(spec(), ApprovalPhase.EXPIRED, "approval_expired", EXPIRES, id="expired"),
-    ],
-)
-def test_a_phase_already_written_is_recorded_under_the_transition_event(
-    s: ApprovalSpec, phase: ApprovalPhase, event: str, now: datetime
-) -> None:
-    # The same event (and so the same idempotency key) next_transition would have recorded.
-    record = recorded_as(s, ApprovalStatus(phase=phase), now)
-    assert record is not None
-    assert record.event == event
-    assert record.status.phase is phase
-
-
-@pytest.mark.parametrize(
-    ("s", "phase", "now"),
-    [
-        pytest.param(spec(), ApprovalPhase.APPROVED, NOW, id="approved-in-status-only"),
-        pytest.param(decided("Denied"), ApprovalPhase.APPROVED, NOW, id="denied-in-spec"),
-        pytest.param(decided("Approved"), ApprovalPhase.DENIED, NOW, id="approved-in-spec"),
-        pytest.param(spec(), ApprovalPhase.EXPIRED, NOW, id="expired-too-early"),
-        pytest.param(decided("Approved"), ApprovalPhase.APPROVED, EXPIRES, id="approved-too-late"),
-    ],
-)
-def test_a_phase_that_spec_and_the_clock_do_not_justify_is_never_recorded(
-    s: ApprovalSpec, phase: ApprovalPhase, now: datetime
-) -> None:
-    # Anyone with the status subresource can write a phase; the ledger records only decisions.
-    assert recorded_as(s, ApprovalStatus(phase=phase), now) is None
-
-
-@pytest.mark.parametrize(
-    "phase", [ApprovalPhase.PENDING, ApprovalPhase.WITHDRAWN, ApprovalPhase.EXECUTED]
-)
-def test_phases_not_reached_by_a_decision_or_the_clock_are_not_recorded_again(
-    phase: ApprovalPhase,
-) -> None:
-    assert recorded_as(decided("Approved"), ApprovalStatus(phase=phase), NOW) is None

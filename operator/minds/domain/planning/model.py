@@ -367,6 +367,10 @@ class Plan(Model):
     estimate: ResourceUse = ResourceUse()
     budget: Budget = Budget()
     alternatives: Annotated[list[Alternative], Field(max_length=10)] = []
+    #: Who wrote a plan applied by a person (origin ``operator``): the admission policy
+    #: requires it to be the requester's own username, so four eyes can hold (the author does
+    #: not approve its steps unless the Mind says so).
+    author: Annotated[str, Field(min_length=1, max_length=253)] | None = None
 
     def step(self, key: str) -> Step | None:
         return next((step for step in self.steps if step.key == key), None)

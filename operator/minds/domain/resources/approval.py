@@ -63,6 +63,30 @@ class ApprovalOrigin(Model):
     attempt: int = Field(default=1, ge=1, le=100)
 
 
+#: A Kubernetes user or group name as the API server authenticates it.
+Principal = Annotated[str, Field(min_length=1, max_length=253)]
+
+
+class Approvers(Model):
+    """Who may decide: users by name, and members of groups, as the API server authenticates
+    them. Deciding also needs the RBAC verb ``approve``; membership without it, or the verb
+    without membership (``system:masters``, a wildcard role), is not enough. Empty: nobody."""
+
+    users: list[Principal] = Field(
+        default_factory=list, max_length=64, json_schema_extra={"x-kubernetes-list-type": "set"}
+    )
+    groups: list[Principal] = Field(
+        default_factory=list, max_length=64, json_schema_extra={"x-kubernetes-list-type": "set"}
+    )
+
+
+class MindApprovers(Approvers):
+    """A Mind's approvers, and whether the person who wrote an operator plan may approve its
+    steps (by default not: four eyes)."""
+
+    plan_authors_may_approve: bool = False
+
+
 class GrantRequest(Model):
     """What a mind asks for when it asks for temporary, scoped authority."""
 
@@ -113,7 +137,9 @@ class ApprovalSpec(Model):
             cel(
                 "has(self.grant) == has(oldSelf.grant) && "
                 "has(self.parameters) == has(oldSelf.parameters) && "
-                "has(self.batchKey) == has(oldSelf.batchKey)",
+                "has(self.batchKey) == has(oldSelf.batchKey) && "
+                "has(self.approvers) == has(oldSelf.approvers) && "
+                "has(self.author) == has(oldSelf.author)",
                 "the request part of an Approval is immutable",
             ),
         )
@@ -133,6 +159,13 @@ class ApprovalSpec(Model):
         default=None, max_length=128, json_schema_extra=immutable("batchKey")
     )
     expires_at: datetime = Field(json_schema_extra=immutable("expiresAt"))
+    #: Copied from the Mind when the request is raised: the admission policy lets only these
+    #: decide, and the controller checks them against the Mind again before recording.
+    approvers: Approvers = Field(
+        default_factory=Approvers, json_schema_extra=immutable("approvers")
+    )
+    #: The person who wrote the plan that asks, when four eyes apply: they may not decide.
+    author: str | None = Field(default=None, max_length=253, json_schema_extra=immutable("author"))
     decision: Decision | None = None
     decided_by: str | None = Field(default=None, max_length=253)
     note: str | None = Field(default=None, max_length=4096)

@@ -16,6 +16,7 @@ from pydantic import Field
 from pydantic.config import JsonDict
 
 from minds.domain.base import Model
+from minds.domain.resources.approval import MindApprovers
 from minds.domain.resources.common import (
     CAPABILITY_GLOB,
     CAPABILITY_NAME,
@@ -245,6 +246,8 @@ class MindSpec(Model):
     model: ModelEndpoint | None = None
     browser: Browser = Field(default_factory=Browser)
     dreams: bool = False
+    #: Who may decide this mind's Approvals. Empty (the default) fails closed: nobody can.
+    approvers: MindApprovers = Field(default_factory=MindApprovers)
 
 
 class MindStatus(Model):

@@ -1,0 +1,193 @@
+"""Expiry is absolute and fails closed: an approval counts only when the controller saw it
+before ``expiresAt``, whatever happened to the controller meanwhile (running, paused with
+SIGSTOP, restarted). Real API server, Postgres and controller processes.
+
+A plan step asks with the executor's own origin (so its executor, and nothing else, follows
+the Approval), but with a short expiry: the test raises that very Approval first, while no
+controller runs, and the executor adopts it when it gets to the step.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from minds.adapters.ledger import Ledger
+from minds.devenv.controller import ControllerHandle
+from minds.domain.resources.approval import Explanation
+from minds.domain.resources.common import parse_timestamp
+from minds.engine.capability_service import CapabilityService, Invocation, Origin
+from tests.e2e.approval_support import (
+    MIND,
+    PLAN,
+    approval,
+    decide,
+    lifecycle,
+    phase,
+    plan_uid,
+    restarted_at,
+    setup_mind,
+    shown,
+)
+from tests.e2e.executor_support import apply, operator_plan, wait_step, workload
+from tests.fixtures.cluster import Cluster, ControllerFactory
+from tests.fixtures.waiting import eventually
+
+pytestmark = pytest.mark.usefixtures("alone")
+
+
+def short_request(
+    cluster: Cluster, namespace: str, capability_service: CapabilityService, ttl: timedelta
+) -> tuple[str, datetime]:
+    """With no controller running: the Plan, and its step's Approval expiring after ``ttl``.
+    Returns its name and expiry."""
+    setup_mind(cluster, namespace)
+    restart = {
+        "key": "P1",
+        "title": "restart atlas-worker",
+        "kind": "capability",
+        "capability": "service.restart",
+        "parameters": workload(namespace),
+    }
+    apply(cluster, operator_plan(namespace, PLAN, [restart], mind_name=MIND))
+    outcome = capability_service.invoke(
+        Invocation(
+            namespace=namespace,
+            capability="service.restart",
+            parameters=workload(namespace),
+            origin=Origin(mind=MIND, plan=PLAN, plan_uid=plan_uid(cluster, namespace), step="P1"),
+            explanation=Explanation(what="restart atlas-worker", why="it stopped serving"),
+            approval_ttl=ttl,
+        )
+    )
+    assert outcome.approval is not None, outcome
+    body = cluster.kubectl(
+        "get", "approval", outcome.approval, "-n", namespace, "-o", "jsonpath={.spec.expiresAt}"
+    ).stdout
+    expires = parse_timestamp(body)
+    assert expires is not None
+    return outcome.approval, expires
+
+
+def past(moment: datetime) -> None:
+    """Wait until the wall clock is past ``moment`` (the condition the test is about)."""
+    eventually(
+        lambda: datetime.now(UTC) > moment,
+        timeout=max(5.0, (moment - datetime.now(UTC)).total_seconds() + 5),
+        what=f"the clock past {moment.isoformat()}",
+    )
+
+
+def refused_as_late(
+    cluster: Cluster, namespace: str, name: str, e2e_ledger: Ledger, *, seen: bool = True
+) -> None:
+    """Expired, nothing ran, and (``seen``) the ledger says the decision came too late."""
+    expired = phase(cluster, namespace, name, "Expired", timeout=90)
+    uid = expired["metadata"]["uid"]
+    failed = wait_step(cluster, namespace, PLAN, "P1", "failed")
+    assert "expired" in failed["reason"]
+    events = lifecycle(e2e_ledger, uid)
+    assert "approval_approved" not in events
+    if seen:
+        eventually(
+            lambda: "approval_decision_late" in lifecycle(e2e_ledger, uid),
+            what="the late decision recorded",
+        )
+        # The expiry may be recorded first (the timer fired before the delayed watch event
+        # with the decision was read); the status then says what to do once the late
+        # decision is recorded too.
+        eventually(
+            lambda: (
+                "approve a fresh request"
+                in str(approval(cluster, namespace, name)["status"].get("message"))
+            ),
+            what="the status telling the person to approve a fresh request",
+        )
+        [late] = e2e_ledger.events(subject_uid=uid, type="approval_decision_late")
+        assert late.payload["decidedBy"] == "approver"
+    assert e2e_ledger.executions(namespace=namespace) == []
+    assert restarted_at(cluster, namespace) is None
+
+
+@pytest.fixture
+def stopped() -> Iterator[list[ControllerHandle]]:
+    """Controllers a test SIGSTOPs; each gets SIGCONT back whatever happens."""
+    handles: list[ControllerHandle] = []
+    yield handles
+    for handle in handles:
+        os.kill(handle.pid, signal.SIGCONT)
+
+
+def test_a_decision_in_time_acts(
+    cluster: Cluster,
+    namespace: str,
+    e2e_ledger: Ledger,
+    capability_service: CapabilityService,
+    controller_factory: ControllerFactory,
+) -> None:
+    name, expires = short_request(cluster, namespace, capability_service, timedelta(minutes=3))
+    assert decide(cluster, namespace, name, "Approved", "approver").returncode == 0
+    controller_factory("in-time")
+    done = phase(cluster, namespace, name, "Executed", timeout=90)
+    [approved] = e2e_ledger.events(subject_uid=done["metadata"]["uid"], type="approval_approved")
+    assert approved.occurred_at < expires
+    assert len(e2e_ledger.executions(namespace=namespace)) == 1
+
+
+def test_a_decision_after_expiry_with_the_controller_running_is_refused(
+    cluster: Cluster,
+    namespace: str,
+    e2e_ledger: Ledger,
+    capability_service: CapabilityService,
+    controller_factory: ControllerFactory,
+) -> None:
+    name, expires = short_request(cluster, namespace, capability_service, timedelta(seconds=40))
+    controller_factory("running")
+    wait_step(cluster, namespace, PLAN, "P1", "awaiting_approval")
+    past(expires + timedelta(seconds=1))
+    late = decide(cluster, namespace, name, "Approved", "approver")
+    # The controller recorded the expiry at expiresAt, so admission usually refuses; if its
+    # status write had not landed yet, the decision gets in and the controller refuses it.
+    if late.returncode != 0:
+        assert "is Expired and can no longer be decided" in late.stderr
+    refused_as_late(cluster, namespace, name, e2e_ledger, seen=late.returncode == 0)
+
+
+def test_a_decision_made_while_the_controller_is_stopped_is_refused(
+    cluster: Cluster,
+    namespace: str,
+    e2e_ledger: Ledger,
+    capability_service: CapabilityService,
+    controller_factory: ControllerFactory,
+    stopped: list[ControllerHandle],
+) -> None:
+    name, expires = short_request(cluster, namespace, capability_service, timedelta(seconds=45))
+    controller = controller_factory("paused")
+    wait_step(cluster, namespace, PLAN, "P1", "awaiting_approval")
+    assert shown(cluster, namespace, name) == "Pending"
+    os.kill(controller.pid, signal.SIGSTOP)
+    stopped.append(controller)
+    # Decided in time, as far as the person can tell; but nobody saw it before the deadline.
+    assert decide(cluster, namespace, name, "Approved", "approver").returncode == 0
+    assert datetime.now(UTC) < expires
+    past(expires + timedelta(seconds=1))
+    os.kill(controller.pid, signal.SIGCONT)
+    refused_as_late(cluster, namespace, name, e2e_ledger)
+
+
+def test_a_decision_first_seen_by_a_controller_started_after_expiry_is_refused(
+    cluster: Cluster,
+    namespace: str,
+    e2e_ledger: Ledger,
+    capability_service: CapabilityService,
+    controller_factory: ControllerFactory,
+) -> None:
+    name, expires = short_request(cluster, namespace, capability_service, timedelta(seconds=8))
+    assert decide(cluster, namespace, name, "Approved", "approver").returncode == 0
+    past(expires + timedelta(seconds=1))
+    controller_factory("restarted")
+    refused_as_late(cluster, namespace, name, e2e_ledger)

@@ -1,0 +1,105 @@
+"""The approval rules over the fakes of the engine's ports, with a clock the test moves: a
+forged status, a decision first seen after the deadline, an approver the Mind no longer names,
+each in milliseconds. Admission is not here (the fakes admit anything): these are the
+controller's own rules, the ones that must hold without it. The e2e tests
+(tests/e2e/test_approval_*.py, test_approvers.py) prove the same against real components."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from minds.domain.resources.kinds import APPROVAL, MIND, Kind
+from minds.engine.approval_service import ApprovalService
+from tests.unit.engine.harness import NAMESPACE, World, restart
+
+DAY = timedelta(hours=24)
+
+
+def stored(world: World, kind: Kind, name: str) -> dict[str, Any]:
+    """The object as the API server holds it, to write it as a person (or a forger) would."""
+    return world.resources._objects[(kind.plural, NAMESPACE, name)]
+
+
+def asking() -> tuple[World, str]:
+    """A keeper whose policy asks before a restart, named approvers, and a plan waiting."""
+    world = World()
+    spec = stored(world, MIND, "keeper")["spec"]
+    spec["capabilityPolicy"] = [{"capability": "service.restart", "decision": "approve"}]
+    spec["approvers"] = {"groups": ["sre"]}
+    world.plan("heal", [restart("P1")])
+    world.run(world.executor("a"), "heal", until=lambda: "approvalRef" in world.step("heal", "P1"))
+    return world, world.step("heal", "P1")["approvalRef"]
+
+
+def decide(world: World, name: str, decision: str = "Approved", by: str = "alice") -> None:
+    stored(world, APPROVAL, name)["spec"] |= {"decision": decision, "decidedBy": by}
+
+
+def approvals(world: World) -> ApprovalService:
+    return ApprovalService(
+        resources=world.resources, ledger=world.ledger, events=world.events, clock=world.clock
+    )
+
+
+def phase(world: World, name: str) -> str:
+    return str(world.resources.get(APPROVAL, NAMESPACE, name)["status"]["phase"])
+
+
+def types(world: World, name: str) -> set[str]:
+    uid = world.resources.get(APPROVAL, NAMESPACE, name)["metadata"]["uid"]
+    return {e.type for e in world.ledger.events(subject_uid=uid)}
+
+
+def test_a_forged_approved_status_is_put_back_and_nothing_runs() -> None:
+    world, name = asking()
+    stored(world, APPROVAL, name)["status"] = {"phase": "Approved", "message": "trust me"}
+    world.executor("a").tick(NAMESPACE, "heal")
+    assert phase(world, name) == "Pending"
+    assert world.steps("heal") == {"P1": "awaiting_approval"}
+    assert "approval_approved" not in types(world, name)
+    assert world.driver.calls == {}
+
+
+def test_a_decision_in_time_acts_once() -> None:
+    world, name = asking()
+    decide(world, name)
+    world.run(
+        world.executor("a"), "heal", until=lambda: world.steps("heal")["P1"] != "awaiting_approval"
+    )
+    assert phase(world, name) == "Executed"
+    assert world.driver.calls == {"service.restart": 1}
+
+
+def test_a_decision_first_seen_after_the_deadline_is_late_and_nothing_runs() -> None:
+    world, name = asking()
+    decide(world, name)  # in time; but the controller is away until after the deadline
+    world.clock.now += DAY + timedelta(seconds=1)
+    world.executor("a").tick(NAMESPACE, "heal")
+    assert phase(world, name) == "Expired"
+    assert "approval_decision_late" in types(world, name)
+    assert "approve a fresh request" in stored(world, APPROVAL, name)["status"]["message"]
+    assert world.steps("heal") == {"P1": "failed"}
+    assert world.driver.calls == {}
+
+
+def test_an_approver_the_mind_no_longer_names_approves_nothing() -> None:
+    world, name = asking()
+    stored(world, MIND, "keeper")["spec"]["approvers"] = {"groups": ["another-team"]}
+    decide(world, name)
+    world.executor("a").tick(NAMESPACE, "heal")
+    assert phase(world, name) == "Withdrawn"
+    assert "approval_decision_refused" in types(world, name)
+    assert world.steps("heal") == {"P1": "failed"}
+    assert world.driver.calls == {}
+
+
+def test_an_approval_recorded_before_the_mind_changed_is_refused_before_acting() -> None:
+    world, name = asking()
+    decide(world, name)
+    approvals(world).reconcile(NAMESPACE, name)  # recorded, not acted on yet
+    assert "approval_approved" in types(world, name)
+    stored(world, MIND, "keeper")["spec"]["approvers"] = {}
+    world.executor("a").tick(NAMESPACE, "heal")
+    assert phase(world, name) == "Withdrawn"
+    assert world.driver.calls == {}
