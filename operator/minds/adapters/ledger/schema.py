@@ -94,6 +94,8 @@ class EventRow(Chained, Base):
         Index(None, "namespace", "mind", "occurred_at"),
         Index(None, "type"),
         Index(None, "namespace", "mind", "id"),
+        # An object's story (an Approval's decisions) is read by its uid.
+        Index(None, "subject_uid"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
