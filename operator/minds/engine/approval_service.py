@@ -150,8 +150,18 @@ class ApprovalService:
     ) -> dict[str, Any]:
         """Record what follows from the decision in ``spec``, the ledger and the clock, and show
         it in ``status``; returns the Approval as last read or written. ``owner_checked``: the
-        caller (the executor of the asking Plan) knows the Plan is alive, so it is not looked
-        up again. Raises NotFound."""
+        caller knows the Plan is alive, so it is not looked up again. Raises NotFound."""
+        body, history = self.settle(namespace, name, owner_checked=owner_checked)
+        return self._show(namespace, name, history) or body
+
+    def settle(
+        self, namespace: str, name: str, *, owner_checked: bool = False
+    ) -> tuple[dict[str, Any], Recorded]:
+        """Record what follows from the decision in ``spec``, the ledger and the clock, without
+        showing it: the Approval as read and the ledger's account of it. The executor of the
+        asking Plan settles before it acts and leaves ``status`` to the Approval's handler (woken
+        by the same decision) and to ``executed``: a status write between a person's decision
+        and the action it allows would only delay the action. Raises NotFound."""
         now = self._clock()
         body = self._resources.get(APPROVAL, namespace, name)
         spec = ApprovalSpec.model_validate(body["spec"])
@@ -179,7 +189,7 @@ class ApprovalService:
             why = orphaned(spec.origin, *self._owner(namespace, spec.origin))
             if why is not None and self._abandon(body, history, why):
                 history = self.recorded(body["metadata"]["uid"])
-        return self._show(namespace, name, history) or body
+        return body, history
 
     def _refusal(self, namespace: str, spec: ApprovalSpec, history: Recorded) -> str | None:
         """Why an approval in ``spec`` is not authority for its Mind now (None: it is, or

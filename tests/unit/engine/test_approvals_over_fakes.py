@@ -42,6 +42,13 @@ def approvals(world: World) -> ApprovalService:
     )
 
 
+def looks(world: World, name: str) -> None:
+    """What the controller does when the Approval changes: the asking plan's executor looks
+    (and acts if it may), and the Approval's handler shows in status what the ledger says."""
+    world.executor("a").tick(NAMESPACE, "heal")
+    approvals(world).reconcile(NAMESPACE, name)
+
+
 def phase(world: World, name: str) -> str:
     return str(world.resources.get(APPROVAL, NAMESPACE, name)["status"]["phase"])
 
@@ -54,7 +61,7 @@ def types(world: World, name: str) -> set[str]:
 def test_a_forged_approved_status_is_put_back_and_nothing_runs() -> None:
     world, name = asking()
     stored(world, APPROVAL, name)["status"] = {"phase": "Approved", "message": "trust me"}
-    world.executor("a").tick(NAMESPACE, "heal")
+    looks(world, name)
     assert phase(world, name) == "Pending"
     assert world.steps("heal") == {"P1": "awaiting_approval"}
     assert "approval_approved" not in types(world, name)
@@ -75,7 +82,7 @@ def test_a_decision_first_seen_after_the_deadline_is_late_and_nothing_runs() -> 
     world, name = asking()
     decide(world, name)  # in time; but the controller is away until after the deadline
     world.clock.now += DAY + timedelta(seconds=1)
-    world.executor("a").tick(NAMESPACE, "heal")
+    looks(world, name)
     assert phase(world, name) == "Expired"
     assert "approval_decision_late" in types(world, name)
     assert "approve a fresh request" in stored(world, APPROVAL, name)["status"]["message"]
@@ -87,7 +94,7 @@ def test_an_approver_the_mind_no_longer_names_approves_nothing() -> None:
     world, name = asking()
     stored(world, MIND, "keeper")["spec"]["approvers"] = {"groups": ["another-team"]}
     decide(world, name)
-    world.executor("a").tick(NAMESPACE, "heal")
+    looks(world, name)
     assert phase(world, name) == "Withdrawn"
     assert "approval_decision_refused" in types(world, name)
     assert world.steps("heal") == {"P1": "failed"}
@@ -100,6 +107,6 @@ def test_an_approval_recorded_before_the_mind_changed_is_refused_before_acting()
     approvals(world).reconcile(NAMESPACE, name)  # recorded, not acted on yet
     assert "approval_approved" in types(world, name)
     stored(world, MIND, "keeper")["spec"]["approvers"] = {}
-    world.executor("a").tick(NAMESPACE, "heal")
+    looks(world, name)
     assert phase(world, name) == "Withdrawn"
     assert world.driver.calls == {}

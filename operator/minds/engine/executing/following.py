@@ -77,7 +77,9 @@ def follow(
         return current.status is waiting and current.approval_ref == name
 
     try:
-        approval = deps.approvals.reconcile(body["metadata"]["namespace"], name, owner_checked=True)
+        approval, recorded = deps.approvals.settle(
+            body["metadata"]["namespace"], name, owner_checked=True
+        )
     except NotFound:
         gone = state.model_copy(
             update={
@@ -98,7 +100,6 @@ def follow(
             for ref in approval["metadata"].get("ownerReferences") or []
             if ref.get("kind") == PLAN.kind
         ]
-        recorded = deps.approvals.recorded(approval["metadata"]["uid"])
         ruling = authorises(spec, owners, asker, recorded, now)
     if ruling.verdict is Verdict.WAIT:
         return False
