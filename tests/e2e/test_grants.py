@@ -18,7 +18,7 @@ from minds.devenv.install import CONTROLLER_ACCOUNT, CONTROLLER_NAMESPACE
 from minds.devenv.kubectl import kubectl
 from minds.domain.resources.approval import Explanation
 from minds.engine.capability_service import CapabilityService, Invocation, Origin, OutcomeKind
-from tests.e2e.executor_support import apply, deployment, mind
+from tests.e2e.executor_support import APPROVERS, apply, deployment, mind
 from tests.fixtures.cluster import Cluster
 from tests.fixtures.waiting import eventually
 
@@ -344,6 +344,8 @@ def grant_request_approval(namespace: str, name: str) -> dict[str, Any]:
             },
             "explanation": {"what": "list processes", "why": "find what eats memory"},
             "origin": {"mind": MIND},
+            # As the controller copies them from the Mind when it raises a request.
+            "approvers": APPROVERS,
             "expiresAt": (datetime.now(UTC) + timedelta(hours=1)).isoformat(),
         },
     }

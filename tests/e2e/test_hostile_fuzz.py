@@ -101,6 +101,7 @@ def _plan() -> dict[str, Any]:
             "objective": "know how atlas is",
             "origin": "operator",
             "strategy": "authored",
+            "author": "admin",
             "mind": "keeper",
             "steps": [
                 {
@@ -126,6 +127,7 @@ def _grant() -> dict[str, Any]:
             "expiresAt": _later(),
             "operationCap": 2,
             "reason": "release week",
+            "grantedBy": "admin",
         },
     }
 

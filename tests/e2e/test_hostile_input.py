@@ -65,6 +65,7 @@ def grant_body(namespace: str, limits: Any) -> dict[str, Any]:
             "expiresAt": (datetime.now(UTC) + timedelta(hours=1)).isoformat(),
             "operationCap": 1,
             "reason": "hostile input",
+            "grantedBy": "admin",
         },
     }
 
