@@ -15,7 +15,7 @@ import yaml
 
 from minds.adapters.kube.client import KubeResources, api_client
 from minds.adapters.kube.watched import WatchedResources, WatchStore
-from minds.devenv.install import repo_root
+from minds.devenv.install import CONTROLLER_ACCOUNT, CONTROLLER_NAMESPACE, repo_root
 from minds.domain.errors import Conflict, NotFound
 from minds.domain.resources.kinds import PLAN
 from tests.fixtures.cluster import Cluster
@@ -34,7 +34,9 @@ def api(cluster: Cluster) -> KubeResources:
 
 def _plan(name: str) -> dict[str, Any]:
     doc = yaml.safe_load(Path(INVALID_PLAN).read_text())
-    return {"metadata": {"name": name}, "spec": doc["spec"]}
+    # Written here with the controller's token: the author admission checks is the controller.
+    author = f"system:serviceaccount:{CONTROLLER_NAMESPACE}:{CONTROLLER_ACCOUNT}"
+    return {"metadata": {"name": name}, "spec": {**doc["spec"], "author": author}}
 
 
 def _version(body: dict[str, Any]) -> int:
