@@ -19,6 +19,7 @@ import pytest
 
 from minds.adapters.ledger import Ledger
 from minds.devenv.controller import ControllerHandle
+from minds.devenv.install import CONTROLLER_ACCOUNT, CONTROLLER_NAMESPACE
 from minds.devenv.kubectl import kubectl
 from minds.domain.free_form import FREE_FORM
 from tests.e2e.executor_support import (
@@ -323,6 +324,11 @@ def test_every_write_path_and_identity_meets_the_same_refusal(
     body = plan_with(namespace, capability="service.status", parameters={"name": "atlas"})
     if path != "create":
         assert create(cluster, body, dry_run=False).returncode == 0
+    elif identity == "controller":
+        # A plan names who creates it (admission checks it): here, the controller.
+        body["spec"]["author"] = (
+            f"system:serviceaccount:{CONTROLLER_NAMESPACE}:{CONTROLLER_ACCOUNT}"
+        )
     alter, field = HOSTILE_CHANGES[change]
     alter(body["spec"])
     refused = _written(_as(cluster, identity), path, namespace, body)

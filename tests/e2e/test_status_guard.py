@@ -23,7 +23,7 @@ import pytest
 
 from minds.devenv.install import CONTROLLER_ACCOUNT, CONTROLLER_NAMESPACE
 from minds.devenv.kubectl import kubectl
-from tests.e2e.executor_support import apply, mind, operator_plan, read_step
+from tests.e2e.executor_support import APPROVERS, apply, mind, operator_plan, read_step
 from tests.fixtures.cluster import Cluster
 
 pytestmark = pytest.mark.usefixtures("no_controller_in_module")
@@ -101,6 +101,8 @@ def approval_body(namespace: str, name: str) -> dict[str, Any]:
             "parameters": {"namespace": namespace, "name": "atlas-worker"},
             "explanation": {"what": "restart atlas-worker", "why": "it is stuck"},
             "origin": {"mind": "keeper"},
+            # As the controller copies them from the Mind when it raises a request.
+            "approvers": APPROVERS,
             "expiresAt": (datetime.now(UTC) + timedelta(hours=1)).isoformat(),
         },
     }
