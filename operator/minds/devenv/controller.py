@@ -34,7 +34,11 @@ class ControllerHandle:
         return {METRICS_BIND_ENV: self.metrics_address}
 
     def alive(self) -> bool:
-        return process.pid_alive(self.pid)
+        """Whether the controller behind this handle runs: the process its pid file names now
+        (a restart under the same pid file, as tests do, is the same controller), else the
+        process it was started as."""
+        current = process.read_pid(self.pid_file)
+        return process.pid_alive(current if current is not None else self.pid)
 
     def log(self) -> str:
         try:
