@@ -44,6 +44,8 @@ import psycopg
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
+from bench.floor import Floor
+from bench.floor import measure as measure_floor
 from bench.measure import (
     ApiCounters,
     RssSampler,
@@ -373,6 +375,8 @@ class Results:
     scale: ScaleResult | None = None
     #: PATCH returned -> watch event arrived, seconds: the floor under any reaction.
     watch_latencies: list[float] = field(default_factory=list)
+    #: The bare chain of round trips an approved action needs (bench/floor.py), same run.
+    floor: Floor = field(default_factory=Floor)
 
 
 # -- the running stack -----------------------------------------------------------------------
@@ -1139,6 +1143,30 @@ def run(params: Params, state_dir: Path) -> Results:
             f"{percentile(watch_latencies, 95) * 1000:.1f} ms",
             flush=True,
         )
+        floor = (
+            measure_floor(
+                kubeconfig=env.kubeconfig,
+                controller_kubeconfig=env.stack.controller_kubeconfig,
+                database_url=env.stack.database_url,
+                namespace=NAMESPACE,
+                mind=MIND_NAME,
+                plan=min(list_plans(env, NAMESPACE, f"{LABEL}=approval")),
+                deployment=TARGET,
+                samples=max(20, params.approvals),
+            )
+            if approvals is not None
+            else Floor()
+        )
+        if floor.chains:
+            print(
+                f"bench: the bare approval chain: p50 {percentile(floor.chains, 50) * 1000:.1f} "
+                f"ms, p95 {percentile(floor.chains, 95) * 1000:.1f} ms; stages (p50, ms): "
+                + ", ".join(
+                    f"{stage} {percentile(times, 50) * 1000:.1f}"
+                    for stage, times in floor.stages.items()
+                ),
+                flush=True,
+            )
         probe = probe_phase(env, params) if params.probe_plans > 0 else None
         if probe is not None:
             print(
@@ -1188,6 +1216,7 @@ def run(params: Params, state_dir: Path) -> Results:
             baselines=baselines,
             scale=scale,
             watch_latencies=watch_latencies,
+            floor=floor,
         )
     finally:
         env.sampler.stop()

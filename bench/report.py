@@ -38,6 +38,11 @@ def _s(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{x:.2f} s"
 
 
+def _ms(values: list[float]) -> str:
+    """p50 / p95 in milliseconds."""
+    return f"{1000 * percentile(values, 50):.1f} / {1000 * percentile(values, 95):.1f} ms"
+
+
 def _spread(values: list[float], digits: int = 2) -> str:
     """median (min-max) of the rounds."""
     if not values:
@@ -183,6 +188,12 @@ class Numbers:
         self.watch_p95 = percentile(r.watch_latencies, 95)
         self.approval_over_watch = _ratio(self.p95, self.watch_p95)
         self.done_over_watch = _ratio(self.done_p95, self.watch_p95)
+        # The bare chain of round trips the safety rules put before an approved action
+        # (bench/floor.py): what the controller adds is the approval latency over it.
+        self.floor_p50 = percentile(r.floor.chains, 50)
+        self.floor_p95 = percentile(r.floor.chains, 95)
+        self.floor_over_watch = _ratio(self.floor_p95, self.watch_p95)
+        self.approval_over_floor = _ratio(self.p95, self.floor_p95)
         self.writes_per_step = self.per_step(self.all_writes)
         self.scale_top = r.scale.points[-1] if r.scale and r.scale.points else None
         finished = [c for c in (r.scale.restarts if r.scale else []) if c.state == "finished"]
@@ -388,6 +399,22 @@ def rows(r: Results) -> list[tuple[str, list[Row]]]:
                     (
                         "**approval p95 / watch event p95** (execution / step completed)",
                         f"{_n(n.approval_over_watch, 1)} / {_n(n.done_over_watch, 1)}",
+                    ),
+                    (
+                        "the bare chain the rules require, p50 / p95 (same run, bench/floor.py)",
+                        f"{_s(n.floor_p50)} / {_s(n.floor_p95)}",
+                    ),
+                    *(
+                        (f"&nbsp;&nbsp;{stage}, p50 / p95", f"{_ms(times)}")
+                        for stage, times in r.floor.stages.items()
+                    ),
+                    (
+                        "bare chain p95 / watch event p95",
+                        _n(n.floor_over_watch, 1),
+                    ),
+                    (
+                        "**approval p95 / bare chain p95** (what the controller adds)",
+                        _n(n.approval_over_floor, 2),
                     ),
                     ("plan applied -> approval raised, p50", _s(n.raised_p50)),
                     ("Plan writes per approved plan", _n(n.ap_plan_writes, 1)),
@@ -618,6 +645,11 @@ def reading(r: Results) -> list[str]:
             "its ledger row, the claim of the step (a Plan status write), the write-ahead row, "
             "the Deployment read and the restart PATCH, and the watch event of that PATCH; then "
             "the outcome's row and the step's completing write. "
+            f"Run bare, one after another, with the controller's clients and none of its logic "
+            f"(bench/floor.py), the chain up to the restart's watch event took "
+            f"{1000 * n.floor_p50:.0f} ms (p50) and {1000 * n.floor_p95:.0f} ms (p95) in the "
+            f"same run: {n.floor_over_watch:.1f} times the watch's p95 by itself, and the "
+            f"controller's approval p95 is {n.approval_over_floor:.2f} times it. "
             f"Per approved plan the controller made {n.ap_plan_writes:.1f} Plan writes and "
             f"{n.ap_approval_writes:.1f} Approval writes."
         )
