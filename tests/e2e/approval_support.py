@@ -70,12 +70,14 @@ def decide(
     context: str = "approver",
     note: str | None = None,
     impersonate: tuple[str, ...] = (),
+    as_controller: bool = False,
 ) -> subprocess.CompletedProcess[str]:
-    """``kubectl patch`` the decision, as ``context`` (``impersonate``: --as/--as-group)."""
+    """``kubectl patch`` the decision, as ``context`` (``impersonate``: --as/--as-group), or
+    with the controller's own ServiceAccount token (``as_controller``)."""
     spec: dict[str, Any] = {"decision": decision, "decidedBy": by}
-    if note:
+    if note is not None:
         spec["note"] = note
-    return cluster.kubectl(
+    args = (
         "patch",
         "approval",
         name,
@@ -85,9 +87,10 @@ def decide(
         "-p",
         json.dumps({"spec": spec}),
         *impersonate,
-        context=context,
-        check=False,
     )
+    if as_controller:
+        return kubectl(cluster.controller_kubeconfig, *args, check=False)
+    return cluster.kubectl(*args, context=context, check=False)
 
 
 def restarted_at(cluster: Cluster, namespace: str) -> str | None:

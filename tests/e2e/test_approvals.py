@@ -4,7 +4,6 @@ which alone carries out what a person approved."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import replace
 from datetime import timedelta
@@ -120,27 +119,13 @@ def test_forgery_matrix(cluster: Cluster, namespace: str) -> None:
     assert no_verb.returncode != 0
     assert 'needs the RBAC verb "approve"' in no_verb.stderr
 
-    sa = cluster.controller_kubeconfig
-    from minds.devenv.kubectl import kubectl
-
-    controller = kubectl(
-        sa,
-        "patch",
-        "approval",
-        name,
-        "-n",
+    controller = decide(
+        cluster,
         namespace,
-        "--type=merge",
-        "-p",
-        json.dumps(
-            {
-                "spec": {
-                    "decision": "Approved",
-                    "decidedBy": "system:serviceaccount:minds-system:minds-controller",
-                }
-            }
-        ),
-        check=False,
+        name,
+        "Approved",
+        "system:serviceaccount:minds-system:minds-controller",
+        as_controller=True,
     )
     assert controller.returncode != 0
     assert "service accounts cannot decide" in controller.stderr

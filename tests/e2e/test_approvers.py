@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from minds.adapters.ledger import Ledger
-from minds.devenv.kubectl import kubectl
 from tests.e2e.approval_support import (
     MIND,
     PLAN,
@@ -109,7 +108,7 @@ FORGERIES: list[tuple[str, dict[str, Any], str]] = [
     ("viewer", {"context": "viewer"}, "forbidden"),
     (
         "system:serviceaccount:minds-system:minds-controller",
-        {"controller": True},
+        {"as_controller": True},
         "service accounts cannot decide",
     ),
 ]
@@ -131,22 +130,7 @@ def test_only_named_approvers_with_the_verb_decide(
     assert shown["spec"]["approvers"] == named
 
     for who, how, refusal in FORGERIES:
-        if how.get("controller"):
-            patch = {"spec": {"decision": "Approved", "decidedBy": who}}
-            proc = kubectl(
-                cluster.controller_kubeconfig,
-                "patch",
-                "approval",
-                name,
-                "-n",
-                namespace,
-                "--type=merge",
-                "-p",
-                json.dumps(patch),
-                check=False,
-            )
-        else:
-            proc = decide(cluster, namespace, name, "Approved", who, **how)
+        proc = decide(cluster, namespace, name, "Approved", who, **how)
         assert proc.returncode != 0, f"{who} ({how}) decided"
         assert refusal in proc.stderr, (who, how, proc.stderr)
     # Nor may anyone name themselves in the request: its approvers are fixed at creation.

@@ -22,6 +22,7 @@ from minds.devenv.controller import ControllerHandle
 from minds.devenv.install import CONTROLLER_ACCOUNT, CONTROLLER_NAMESPACE
 from minds.devenv.kubectl import kubectl
 from minds.domain.free_form import FREE_FORM
+from tests.e2e.approval_support import decide
 from tests.e2e.executor_support import (
     apply,
     deployment,
@@ -205,25 +206,13 @@ def test_an_approvers_note_with_nul_is_refused_and_the_decision_still_recorded_b
     deployment(cluster, namespace)
     name = restart_request(cluster, namespace, "restart-atlas", "keeper")
 
-    def decide(note: str) -> Any:
-        patch = {"spec": {"decision": "Approved", "decidedBy": "approver", "note": note}}
-        return cluster.kubectl(
-            "patch",
-            "approval",
-            name,
-            "-n",
-            namespace,
-            "--type=merge",
-            "-p",
-            json.dumps(patch),
-            context="approver",
-            check=False,
-        )
+    def decide_with(note: str) -> Any:
+        return decide(cluster, namespace, name, "Approved", "approver", note=note)
 
-    refused = decide("fine\u0000")
+    refused = decide_with("fine\u0000")
     assert refused.returncode != 0
     assert "spec.note" in refused.stderr
-    assert decide("fine").returncode == 0, "the same approver decides with a storable note"
+    assert decide_with("fine").returncode == 0, "the same approver decides with a storable note"
     wait_step(cluster, namespace, "restart-atlas", "P1", "completed")
     (approved,) = e2e_ledger.events(namespace=namespace, type="approval_approved")
     assert approved.payload.get("note") == "fine"
