@@ -8,7 +8,7 @@ import pytest
 
 from minds.devenv.install import repo_root
 from minds.domain.volition import commitments as commitment_rules
-from minds.domain.volition import conflicts, formation, reconsideration, wants
+from minds.domain.volition import conflicts, formation, lapse, reconsideration, settlement, wants
 
 DOC = (repo_root() / "docs" / "volition.md").read_text()
 
@@ -39,6 +39,23 @@ DOC = (repo_root() / "docs" / "volition.md").read_text()
         ("score at least 0.5", formation.FORMATION_THRESHOLD, 0.5),
         ("fewer than 3 open intentions", formation.DEFAULT_CAPACITY, 3),
         ("after 3 replans an intention is abandoned", reconsideration.MAX_REPLANS, 3),
+        (
+            "| a failed strategy is not tried again on the same subject for | 24 hours |",
+            settlement.FAILURE_MEMORY,
+            timedelta(hours=24),
+        ),
+        (
+            "| a blocked or suspended intention lapses after | 24 hours |",
+            lapse.LAPSE_AFTER,
+            timedelta(hours=24),
+        ),
+        (
+            "the strategies that failed are remembered\n  for the subject for 24 hours",
+            settlement.FAILURE_MEMORY,
+            timedelta(hours=24),
+        ),
+        ("One that has waited 24 hours", lapse.LAPSE_AFTER, timedelta(hours=24)),
+        ("suppressed for an hour", wants.SUPPRESSION_PERIOD, timedelta(hours=1)),
         (
             "overdue 15 minutes after its due time",
             commitment_rules.OVERDUE_GRACE,

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from minds.domain.beliefs import PredictionStatus
 from minds.domain.capabilities.registry import CapabilityRegistry
+from minds.domain.execution.machine import OPEN_PLAN
 from minds.domain.intentions import (
     LIVE_STATUSES,
     IntentionKind,
@@ -27,6 +28,7 @@ from minds.domain.intentions import (
     intention_id,
 )
 from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
+from minds.domain.planning.model import Plan
 from minds.domain.resources.approval import Explanation
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 from minds.domain.resources.mind import MindSpec, MindStatus
@@ -36,6 +38,7 @@ from minds.domain.volition.commitments import (
     check_commitments,
 )
 from minds.domain.volition.conflicts import Conflict, resolve_conflicts
+from minds.domain.volition.coverage import OpenPlan, open_plan
 from minds.domain.volition.decisions import VolitionDecision
 from minds.domain.volition.formation import (
     DEFAULT_CAPACITY,
@@ -43,11 +46,13 @@ from minds.domain.volition.formation import (
     abandon_without_plan,
     form,
 )
+from minds.domain.volition.lapse import lapse
 from minds.domain.volition.reconsideration import (
     ReconsiderationContext,
     Trigger,
     reconsider,
 )
+from minds.domain.volition.settlement import remembered_failures, serving, settle
 from minds.domain.volition.wants import (
     Observation,
     Valence,
@@ -72,9 +77,7 @@ RECONSIDERED = frozenset({IntentionStatus.ACTIVE, IntentionStatus.BLOCKED})
 #: commitment, policy or duplication ruled out.
 DREAMABLE = frozenset({NotFormed.BELOW_THRESHOLD, NotFormed.CAPACITY, NotFormed.DEFERRED})
 
-OPEN_PLAN_PHASES = frozenset(
-    {"validated", "waiting", "executing", "awaiting_approval", "blocked", "replanning"}
-)
+OPEN_PLAN_PHASES = frozenset(phase.value for phase in OPEN_PLAN)
 
 
 @dataclass(frozen=True)
@@ -194,7 +197,8 @@ class MindCycle:
         uid = body["metadata"]["uid"]
         observations = self._observe(namespace, name, uid, spec)
         now = self._clock()
-        decisions = 0
+        decisions = self._lapse(namespace, name, now)
+        decisions += self._settle(namespace, name, now)
 
         recorded = {
             k: CommitmentState(v)
@@ -251,6 +255,7 @@ class MindCycle:
         intentions: list[IntentionRecord] = self._ledger.intentions(namespace=namespace, mind=name)
         mind_view = self._planning.mind_view(namespace, name)
         grants = list(mind_view.grants) if mind_view else []
+        open_plans = self._open_plans(namespace)
         approach = sorted(
             (w for w in active if w.valence is Valence.APPROACH),
             key=lambda w: (-decayed_strength(w, now), w.id),
@@ -265,6 +270,8 @@ class MindCycle:
                 conflicts=resolved.conflicts,
                 grants=grants,
                 registry=self._registry,
+                open_plans=open_plans,
+                failed=remembered_failures(wants.values(), want.target or want.subject, now),
             )
             decisions += self._record([formation.decision])
             if formation.intention is None:
@@ -276,6 +283,9 @@ class MindCycle:
                 continue
             intentions.append(intention)
             formed += 1
+            # Linked before planning, so whatever becomes of the intention is settled.
+            want = wants[want.id] = serving(want, intention.id)
+            self._store_want(want)
             planned = self._planning.plan(intention)
             if planned.plan_name is None:
                 abandoned = abandon_without_plan(intention, want, planned.result.reason, now)
@@ -316,6 +326,54 @@ class MindCycle:
         return self._summarise(
             namespace, name, CycleReport(len(observations), open_wants, formed, decisions, summary)
         )
+
+    def _lapse(self, namespace: str, name: str, now: datetime) -> int:
+        """Blocked and suspended intentions that waited too long are abandoned (see `lapse`);
+        what they still wait a person for is withdrawn."""
+        written = 0
+        for intention in self._ledger.intentions(namespace=namespace, mind=name):
+            lapsed = lapse(intention, now)
+            if lapsed is None:
+                continue
+            after = lapsed.intention
+            self._ledger.transition_intention(after.id, after.status, after.reason, now)
+            written += self._record([lapsed.decision])
+            if intention.plan:
+                self._withdraw_pending(namespace, intention.plan, after.reason or "lapsed")
+        return written
+
+    def _settle(self, namespace: str, name: str, now: datetime) -> int:
+        """Ended intentions settle the wants they served and the commitments they carried
+        (see `settlement`), once: the want forgets the intention when it is settled."""
+        intentions = {i.id: i for i in self._ledger.intentions(namespace=namespace, mind=name)}
+        written = 0
+        for data in self._ledger.wants(namespace, name):
+            want = Want.model_validate(data)
+            intention = intentions.get(want.intention or "")
+            settled = settle(want, intention, now) if intention else None
+            if settled is None:
+                continue
+            if settled.commitment is not None:
+                c = settled.commitment
+                self._ledger.set_commitment_state(
+                    namespace, name, c.name, c.state.value, c.reason, now
+                )
+            self._store_want(settled.want)
+            written += self._record(settled.decisions)
+        return written
+
+    def _open_plans(self, namespace: str) -> list[OpenPlan]:
+        """The open Plans of the namespace, whoever wrote them, as formation sees them."""
+        found = []
+        for body in self._resources.list(PLAN, namespace):
+            if (body.get("status") or {}).get("phase") not in OPEN_PLAN_PHASES:
+                continue
+            try:
+                plan = Plan.model_validate(body.get("spec") or {})
+            except ValidationError:
+                continue  # admission refuses it; it will not run
+            found.append(open_plan(body["metadata"]["name"], plan, self._registry))
+        return found
 
     def _reconsider_met_goals(
         self,

@@ -133,14 +133,15 @@ def _approvals(
         return 0
     if step.requires_approval and not spec.read_only:
         return 1
-    target = _target(step, registry)
+    target = step_target(step, registry)
     if target is None or _requested_before(step, by_key, target):
         return 0
     decision = mind.decide(step.capability, target, now, registry).decision
     return 1 if decision is PolicyDecision.APPROVE else 0
 
 
-def _target(step: Step, registry: CapabilityRegistry) -> str | None:
+def step_target(step: Step, registry: CapabilityRegistry) -> str | None:
+    """The target a capability step acts on, when its parameters name one."""
     spec = registry.get(step.capability or "")
     if spec is None:
         return None

@@ -17,16 +17,22 @@ The score weighs, with every term recorded:
 A want is formed into an intention unless one of these holds; the first that holds is the one
 reason recorded:
 
-1. `duplicate`: a live intention about the same subject exists (one at a time per subject);
-2. `forbidden_by_commitment`: an absolute `refrain` commitment covers the means;
-3. `unavailable`: the means' capability is unregistered or locked, or its parameters invalid;
-4. `denied`: the mind's policy denies the means;
-5. `deferred`: an open conflict defers the want (a value weighs more);
-6. `below_threshold`: the score is below `FORMATION_THRESHOLD`;
-7. `capacity`: the mind already holds `capacity` live top-level intentions.
+1. `duplicate`: a live intention about the same subject exists (one at a time per subject,
+   whether it acts, waits for a person or is suspended);
+2. `covered`: an open Plan, whoever wrote it, already acts on the subject (see `coverage`);
+3. `forbidden_by_commitment`: an absolute `refrain` commitment covers the means;
+4. `unavailable`: the means' capability is unregistered or locked, or its parameters invalid;
+5. `denied`: the mind's policy denies the means;
+6. `deferred`: an open conflict defers the want (a value weighs more);
+7. `below_threshold`: the score is below `FORMATION_THRESHOLD`;
+8. `capacity`: the mind already holds `capacity` top-level intentions that can act (see
+   `lapse`: blocked and suspended ones take no room).
 
-The eighth reason, `no_possible_plan`, comes after forming: when the planner finds no plan for
+The ninth reason, `no_possible_plan`, comes after forming: when the planner finds no plan for
 a freshly formed intention, `abandon_without_plan` abandons it and suppresses its want.
+
+A formed intention starts with the strategies that failed on its subject within
+`FAILURE_MEMORY` (`failed`, see `settlement`), so the planner does not try them again.
 
 A formed intention requires approval when a `refrain ... unlessApproval` commitment covers its
 means, or a conflict let it win only with that constraint. Formation reads authority through
@@ -66,7 +72,9 @@ from minds.domain.planning.strategies import (
 )
 from minds.domain.resources.mind import MindSpec, PolicyDecision, Risk
 from minds.domain.volition.conflicts import Conflict, ConflictOutcome, Constraint
+from minds.domain.volition.coverage import OpenPlan, covering
 from minds.domain.volition.decisions import DecisionKind, Term, TermOp, VolitionDecision, total
+from minds.domain.volition.lapse import acting
 from minds.domain.volition.wants import Valence, Want, WantStatus, decayed_strength, suppress
 
 __all__ = [
@@ -127,6 +135,7 @@ class NotFormed(StrEnum):
     DENIED = "denied"
     UNAVAILABLE = "unavailable"
     NO_POSSIBLE_PLAN = "no_possible_plan"
+    COVERED = "covered"
     BELOW_THRESHOLD = "below_threshold"
     CAPACITY = "capacity"
     DUPLICATE = "duplicate"
@@ -231,12 +240,16 @@ def _refusal(
     existing: Sequence[IntentionRecord],
     capacity: int,
     score: float,
+    covered: OpenPlan | None,
 ) -> _Refusal | None:
     """The one reason not to form, the first that holds (see the module notes)."""
     for intention in existing:
         if intention.status in LIVE_STATUSES and intention.subject == subject:
             why = f"intention {intention.id} is already about {subject}"
             return _Refusal(NotFormed.DUPLICATE, why, intention.id)
+    if covered is not None:
+        why = f"open plan {covered.name} ({covered.origin.value}) already acts on {subject}"
+        return _Refusal(NotFormed.COVERED, why, covered.name)
     if authority is not None and authority.decision is PolicyDecision.DENY:
         stage = authority.trail[-1].stage
         if stage is Stage.COMMITMENTS:
@@ -253,18 +266,18 @@ def _refusal(
     if score < FORMATION_THRESHOLD:
         why = f"score {score:.3f} is below {FORMATION_THRESHOLD}"
         return _Refusal(NotFormed.BELOW_THRESHOLD, why, "")
-    live = sum(1 for i in existing if i.status in LIVE_STATUSES and i.parent_id is None)
+    live = acting(existing)
     if live >= capacity:
-        why = f"{live} live intentions; the capacity is {capacity}"
+        why = f"{live} intentions can act; the capacity is {capacity}"
         return _Refusal(NotFormed.CAPACITY, why, "")
     return None
 
 
 def _basis(want: Want, refusal: _Refusal) -> str:
     """A refusal is recorded once per want state: a cycle that refuses again for the same
-    reason, on no new evidence, adds no row. A duplicate is recorded once per intention, however
-    often the want it already serves is reinforced."""
-    if refusal.reason is NotFormed.DUPLICATE:
+    reason, on no new evidence, adds no row. A duplicate is recorded once per intention, and
+    coverage once per plan, however often the want is reinforced."""
+    if refusal.reason in (NotFormed.DUPLICATE, NotFormed.COVERED):
         return json.dumps([refusal.reason.value, refusal.grounds])
     return json.dumps([want.last_reinforced_at.isoformat(), refusal.reason.value, refusal.grounds])
 
@@ -280,10 +293,13 @@ def form(
     grants: Sequence[GrantView] = (),
     grant_limits: Mapping[str, Mapping[str, Any]] | None = None,
     registry: CapabilityRegistry = REGISTRY,
+    open_plans: Sequence[OpenPlan] = (),
+    failed: Sequence[str] = (),
 ) -> Formation:
     """Form an intention from an active approach want, or say why not (see the module notes).
-    `conflicts` may hold any of the mind's conflicts; those about this want count. Same inputs,
-    same result."""
+    `conflicts` may hold any of the mind's conflicts; those about this want count; `open_plans`
+    the open Plans that may cover it; `failed` the strategies remembered as failed on its
+    subject. Same inputs, same result."""
     if want.valence is not Valence.APPROACH or want.status is not WantStatus.ACTIVE:
         raise ValueError("only an active approach want can form an intention")
     ours = [c for c in conflicts if c.open and c.approach == want.id]
@@ -311,7 +327,10 @@ def form(
     ]
     terms = _terms(want, mind_spec, authority, bool(approvals), now, registry)
     score = total(terms)
-    refused = _refusal(subject, authority, ours, existing_intentions, capacity, score)
+    capability = registry.get(want.means.capability) if want.means else None
+    acts = capability is not None and not capability.read_only
+    covered = covering(subject, acts, open_plans, existing_intentions)
+    refused = _refusal(subject, authority, ours, existing_intentions, capacity, score, covered)
     inputs: dict[str, Any] = {
         "subject": subject,
         "means": want.means.model_dump(mode="json") if want.means else None,
@@ -323,6 +342,8 @@ def form(
         "approvalReasons": approvals,
         "conflicts": [c.id for c in ours],
         "capacity": capacity,
+        "coveredBy": covered.name if covered else None,
+        "failedStrategies": list(failed),
     }
     scores = {"score": score, "threshold": FORMATION_THRESHOLD}
     if refused is not None:
@@ -364,6 +385,7 @@ def form(
         means_capability=means.capability if means else None,
         means_parameters=(authority.parameters if authority else None) or None,
         requires_approval=bool(approvals),
+        failed_strategies=list(failed),
         created_at=now,
         updated_at=now,
     )
@@ -408,6 +430,7 @@ def abandon_without_plan(
     if abandoned is None:
         raise ValueError(f"intention {intention.id} is {intention.status.value}: cannot abandon")
     suppressed, suppression = suppress(want, now, f"intention {intention.id}: {reason}")
+    suppressed = suppressed.model_copy(update={"intention": None})  # settled here
     decision = VolitionDecision(
         namespace=want.namespace,
         mind=want.mind,

@@ -214,6 +214,9 @@ class Want(Model):
     (None for a standing request), and only newer evidence reinforces or reactivates it.
     `since` is when the situation it answers began (for a goal, when this unmet spell began),
     so a stall is measured across cycles that each observe only the present.
+    `intention` is the intention formed for it that has not yet been settled (see
+    `settlement`); `failed_strategies` are the strategies an abandoned intention for it tried
+    in vain, remembered until `failed_until`.
     """
 
     id: str = Field(min_length=1, max_length=253)
@@ -236,6 +239,9 @@ class Want(Model):
     suppressed_until: AwareDatetime | None = None
     evidence_at: AwareDatetime | None = None
     since: AwareDatetime | None = None
+    intention: str | None = Field(default=None, max_length=128)
+    failed_strategies: tuple[str, ...] = ()
+    failed_until: AwareDatetime | None = None
     created_at: AwareDatetime
     updated_at: AwareDatetime
     last_reinforced_at: AwareDatetime
@@ -728,6 +734,10 @@ def _new_want(
         terms=c.terms,
         evidence_at=c.evidence_at,
         since=c.since,
+        # What the mind is doing about it, and what it learnt, outlive a change of evidence.
+        intention=old.intention if old else None,
+        failed_strategies=old.failed_strategies if old else (),
+        failed_until=old.failed_until if old else None,
         created_at=old.created_at if old else now,
         updated_at=now,
         last_reinforced_at=now,

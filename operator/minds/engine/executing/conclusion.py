@@ -178,9 +178,10 @@ def replan(
     if not _close(deps, body, PlanStatus.REPLANNING, reason, "cancelled for a new revision"):
         return None
     # Idempotent if a crash interrupted an earlier attempt: revision n failing means n replans
-    # so far, and its strategy is recorded once.
+    # so far, and its strategy is recorded once (an intention may start with strategies that
+    # failed on its subject before, so the list is not one entry per revision).
     failed = list(intention.failed_strategies)
-    if len(failed) < plan.revision:
+    if plan.strategy.value not in failed:
         failed.append(plan.strategy.value)
     intention = deps.ledger.update_intention(
         intention.id,
