@@ -5,8 +5,8 @@ ends; the first cycle that sees the end settles it, once, by the intention's fin
 
 | intention   | want                                        | commitment                       |
 |-------------|---------------------------------------------|----------------------------------|
-| `fulfilled` | satisfied (if still active)                 | a `do` commitment it acted for   |
-|             |                                             | is fulfilled                     |
+| `fulfilled` | satisfied (if still active), and held so    | a `do` commitment it acted for   |
+|             | while its situation persists                | is fulfilled                     |
 | `abandoned` | suppressed for `SUPPRESSION_PERIOD` (if     | unchanged: still due             |
 |             | still active); the strategies that failed   |                                  |
 |             | are remembered for `FAILURE_MEMORY`         |                                  |
@@ -75,6 +75,7 @@ def _fulfilled(want: Want, intention: IntentionRecord, now: datetime) -> Settled
     after = want
     if want.status is WantStatus.ACTIVE:
         after, decision = satisfy(want, now, why[:2000])
+        after = after.model_copy(update={"fulfilled_by": intention.id})
         decisions.append(decision)
     commitment = None
     # Only an intention that did the act keeps the promise; looking at a subject does not.

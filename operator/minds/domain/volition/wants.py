@@ -88,6 +88,7 @@ __all__ = [
     "decayed_strength",
     "derive_wants",
     "goal_met",
+    "held",
     "satisfy",
     "suppress",
     "want_id",
@@ -216,7 +217,9 @@ class Want(Model):
     so a stall is measured across cycles that each observe only the present.
     `intention` is the intention formed for it that has not yet been settled (see
     `settlement`); `failed_strategies` are the strategies an abandoned intention for it tried
-    in vain, remembered until `failed_until`.
+    in vain, remembered until `failed_until`. `fulfilled_by` is the intention whose fulfilment
+    satisfied it: while the situation it answered persists (candidates for it keep coming), it
+    is held satisfied, so a done act is not done again for the same situation.
     """
 
     id: str = Field(min_length=1, max_length=253)
@@ -242,6 +245,7 @@ class Want(Model):
     intention: str | None = Field(default=None, max_length=128)
     failed_strategies: tuple[str, ...] = ()
     failed_until: AwareDatetime | None = None
+    fulfilled_by: str | None = Field(default=None, max_length=128)
     created_at: AwareDatetime
     updated_at: AwareDatetime
     last_reinforced_at: AwareDatetime
@@ -397,6 +401,17 @@ def goal_met(observation: Observation) -> bool | None:
     return state == RUNNING
 
 
+def _spell_goes_on(want: Want) -> bool:
+    """Whether a stored goal want still stands for the current unmet spell: it lives, or an
+    intention satisfied it and no observation has shown the goal met since."""
+    return want.status in _LIVING or held(want)
+
+
+def held(want: Want) -> bool:
+    """Satisfied by a fulfilled intention, and the situation has not ended since."""
+    return want.status is WantStatus.SATISFIED and want.fulfilled_by is not None
+
+
 def _status_history(observations: Iterable[Observation], subject: str) -> list[Observation]:
     return sorted(
         (o for o in observations if o.capability == STATUS and o.subject == subject),
@@ -436,7 +451,7 @@ def _from_goals(
         # The spell continues while a want of this goal lives (even suppressed).
         for origin in (WantOrigin.GOAL_UNMET, WantOrigin.GOAL_STALLED):
             living = stored.get(want_id(namespace, mind, subject, origin))
-            if living and living.status in _LIVING and living.since and living.since < since:
+            if living and _spell_goes_on(living) and living.since and living.since < since:
                 since = living.since
         latest = next(o for o in reversed(history) if goal_met(o) is False)
         stalled = now - since >= GOAL_STALLED_AFTER
@@ -749,6 +764,8 @@ def _meet(
 ) -> tuple[Want | None, VolitionDecision | None]:
     """What one candidate does to the stored want of the same id."""
     if old is not None:
+        if held(old):
+            return None, None
         if (
             old.status is WantStatus.SUPPRESSED
             and old.suppressed_until
@@ -825,11 +842,13 @@ def derive_wants(
     stored = {w.id: w for w in existing_wants}
     current = dict(stored)
     decisions: list[VolitionDecision] = []
+    proposed: set[str] = set()
 
     def apply(candidates: Iterable[_Candidate]) -> list[Want]:
         applied: list[Want] = []
         for c in _strongest_per_id(candidates, namespace, mind):
             wid = want_id(namespace, mind, c.subject, c.origin)
+            proposed.add(wid)
             want, decision = _meet(c, current.get(wid), mind_spec, namespace, mind, now)
             if decision is not None:
                 decisions.append(decision)
@@ -848,6 +867,10 @@ def derive_wants(
         ]
     )
     apply(c for want in approaches for c in _avoiding(mind_spec, want))
+    # The situation a fulfilled intention answered has ended: the next one may move it again.
+    for wid, want in stored.items():
+        if held(want) and wid not in proposed:
+            current[wid] = want.model_copy(update={"fulfilled_by": None, "updated_at": now})
 
     def changed(wid: str) -> bool:
         return current.get(wid) != stored.get(wid)
