@@ -1,0 +1,189 @@
+"""Nothing repeats by itself, against the real control plane: the mind's own cycle, over several
+cycles, after a refuted restart, beside an operator's Plan, and with a due commitment."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from minds.adapters.ledger import Ledger
+from tests.e2e.executor_support import (
+    apply,
+    deployment,
+    mind,
+    operator_plan,
+    set_health,
+    wait_phase,
+    wait_step,
+    workload,
+)
+from tests.e2e.world_support import FAULT, all_pods, crash_looping, rollout_status
+from tests.e2e.world_support import deployment as world_deployment
+from tests.fixtures.cluster import Cluster
+from tests.fixtures.waiting import eventually
+
+pytestmark = pytest.mark.usefixtures("session_controller")
+
+ALLOW_RESTART = [
+    {"capability": "service.restart", "decision": "allow"},
+    {"capability": "logs.query", "decision": "deny"},
+]
+GOAL = [{"name": "atlas-running", "subject": {"name": "atlas-worker"}, "priority": 0.8}]
+
+
+def plans_of(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
+    items = json.loads(cluster.kubectl("get", "plans", "-n", namespace, "-o", "json").stdout)
+    return list(items["items"])
+
+
+def cycles_pass(cluster: Cluster, namespace: str, count: int, name: str = "keeper") -> None:
+    """Wait until the mind has run `count` more cycles (its status says when each ran)."""
+    seen: set[str] = set()
+
+    def probe() -> bool:
+        obj = json.loads(cluster.kubectl("get", "mind", name, "-n", namespace, "-o", "json").stdout)
+        at = (obj.get("status") or {}).get("lastCycleAt")
+        if at:
+            seen.add(str(at))
+        return len(seen) > count
+
+    eventually(probe, timeout=30 + 15 * count, interval=0.5, what=f"{count} more cycles")
+
+
+def restarts(ledger: Ledger, namespace: str) -> int:
+    return len(ledger.executions(namespace=namespace, capability="service.restart"))
+
+
+@pytest.mark.usefixtures("world_controller")
+def test_a_refuted_restart_escalates_once_and_is_not_repeated(
+    world: Cluster, world_namespace: str, e2e_ledger: Ledger
+) -> None:
+    """The mind restarts a crash-looping workload on its own; the restart brings up a Pod that
+    crashes too, the prediction is refuted, the replan escalates to a person, and over the
+    cycles that follow the mind neither restarts again nor escalates a second time."""
+    cluster, namespace = world, world_namespace
+    cluster.kubectl(
+        "apply",
+        "-f",
+        "-",
+        input_=world_deployment(namespace, replicas=1, labels={FAULT: "crashloop"}),
+    )
+    all_pods(cluster, namespace, crash_looping, count=1)
+    mind(
+        cluster,
+        namespace,
+        cycleIntervalSeconds=5,
+        goals=GOAL,
+        capabilityPolicy=ALLOW_RESTART,
+        budget={"invocations": 100},
+    )
+    [first] = eventually(lambda: plans_of(cluster, namespace), timeout=90, what="a plan")
+    assert first["spec"]["strategy"] == "direct"
+    escalation = eventually(
+        lambda: [
+            p
+            for p in plans_of(cluster, namespace)
+            if p["spec"]["strategy"] == "diagnose_then_escalate"
+        ],
+        timeout=240,
+        what="the escalation",
+    )[0]
+    wait_phase(cluster, namespace, escalation["metadata"]["name"], "completed", timeout=120)
+    intention = e2e_ledger.intention(first["spec"]["intention"])
+    assert intention is not None
+    eventually(
+        lambda: e2e_ledger.intention(intention.id).status.value == "blocked",  # type: ignore[union-attr]
+        what="the intention waits for a person",
+    )
+
+    cycles_pass(cluster, namespace, 4)
+    assert restarts(e2e_ledger, namespace) == 1
+    strategies = sorted(p["spec"]["strategy"] for p in plans_of(cluster, namespace))
+    assert strategies == ["diagnose_then_escalate", "direct"]
+    # The wants it still has are held by the waiting intention, not formed again.
+    refusals = e2e_ledger.decisions(namespace=namespace, mind="keeper", kind="formation")
+    assert any(d.outcome == "duplicate" for d in refusals)
+
+
+def test_an_operator_plan_on_the_workload_covers_the_minds_want(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    """A person's Plan to restart atlas-worker waits for approval; the mind, seeing the workload
+    degraded, does not plan a restart of its own: its want is `covered` by the open Plan."""
+    deployment(cluster, namespace)
+    set_health(cluster, namespace, healthy=True)
+    mind(
+        cluster,
+        namespace,
+        cycleIntervalSeconds=5,
+        goals=GOAL,
+        capabilityPolicy=[{"capability": "service.restart", "decision": "approve"}],
+        budget={"invocations": 100},
+    )
+    restart = {
+        "key": "P1",
+        "title": "restart atlas-worker",
+        "kind": "capability",
+        "capability": "service.restart",
+        "parameters": workload(namespace),
+    }
+    apply(cluster, operator_plan(namespace, "by-hand", [restart]))
+    wait_step(cluster, namespace, "by-hand", "P1", "awaiting_approval")
+    set_health(cluster, namespace, healthy=False)
+
+    covered = eventually(
+        lambda: [
+            d
+            for d in e2e_ledger.decisions(namespace=namespace, mind="keeper", kind="formation")
+            if d.outcome == "covered"
+        ],
+        timeout=60,
+        what="the want covered by the operator's plan",
+    )
+    assert "by-hand" in json.dumps(covered[0].data)
+    cycles_pass(cluster, namespace, 3)
+    assert [p["metadata"]["name"] for p in plans_of(cluster, namespace)] == ["by-hand"]
+    assert restarts(e2e_ledger, namespace) == 0
+
+
+@pytest.mark.usefixtures("world_controller")
+def test_a_due_commitment_acts_once(
+    world: Cluster, world_namespace: str, e2e_ledger: Ledger
+) -> None:
+    """A `do service.restart` commitment that is due: the mind restarts the workload, the
+    restart is verified, the commitment is fulfilled, and the cycles after do nothing more."""
+    cluster, namespace = world, world_namespace
+    cluster.kubectl("apply", "-f", "-", input_=world_deployment(namespace, replicas=1))
+    rollout_status(cluster, namespace)
+    due = (datetime.now(UTC) - timedelta(minutes=1)).replace(microsecond=0)
+    mind(
+        cluster,
+        namespace,
+        cycleIntervalSeconds=5,
+        capabilityPolicy=ALLOW_RESTART,
+        budget={"invocations": 100},
+        commitments=[
+            {
+                "name": "fresh-start",
+                "mode": "do",
+                "capability": "service.restart",
+                "target": f"{namespace}/atlas-worker",
+                "due": due.isoformat().replace("+00:00", "Z"),
+            }
+        ],
+    )
+    [plan] = eventually(lambda: plans_of(cluster, namespace), timeout=90, what="a plan")
+    wait_phase(cluster, namespace, plan["metadata"]["name"], "completed", timeout=180)
+    eventually(
+        lambda: e2e_ledger.commitment_states(namespace, "keeper").get("fresh-start") == "fulfilled",
+        timeout=60,
+        what="the commitment fulfilled",
+    )
+    cycles_pass(cluster, namespace, 4)
+    assert restarts(e2e_ledger, namespace) == 1
+    assert len(plans_of(cluster, namespace)) == 1
+    [want] = [w for w in e2e_ledger.wants(namespace, "keeper") if w["origin"] == "due_commitment"]
+    assert want["status"] == "satisfied"
