@@ -187,3 +187,45 @@ def test_a_due_commitment_acts_once(
     assert len(plans_of(cluster, namespace)) == 1
     [want] = [w for w in e2e_ledger.wants(namespace, "keeper") if w["origin"] == "due_commitment"]
     assert want["status"] == "satisfied"
+
+
+def test_one_question_forms_one_investigation(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    """A question about a workload is looked into once: its investigation completes, the want
+    is satisfied, and the cycles after form no other."""
+    deployment(cluster, namespace)
+    set_health(cluster, namespace, healthy=True)
+    mind(
+        cluster,
+        namespace,
+        cycleIntervalSeconds=5,
+        capabilityPolicy=ALLOW_RESTART,
+        budget={"invocations": 100},
+        requests=[
+            {
+                "name": "queue",
+                "text": "is atlas-worker keeping up with the queue?",
+                "subject": {"name": "atlas-worker"},
+            }
+        ],
+    )
+    [plan] = eventually(lambda: plans_of(cluster, namespace), timeout=90, what="a plan")
+    wait_phase(cluster, namespace, plan["metadata"]["name"], "completed", timeout=120)
+    eventually(
+        lambda: [
+            w
+            for w in e2e_ledger.wants(namespace, "keeper")
+            if w["origin"] == "request" and w["status"] == "satisfied"
+        ],
+        timeout=60,
+        what="the question's want satisfied",
+    )
+    cycles_pass(cluster, namespace, 4)
+    assert len(plans_of(cluster, namespace)) == 1
+    formed = [
+        d
+        for d in e2e_ledger.decisions(namespace=namespace, mind="keeper", kind="formation")
+        if d.outcome == "formed"
+    ]
+    assert len(formed) == 1
