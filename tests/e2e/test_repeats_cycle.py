@@ -20,7 +20,7 @@ from tests.e2e.executor_support import (
     wait_step,
     workload,
 )
-from tests.e2e.world_support import FAULT, all_pods, crash_looping, rollout_status
+from tests.e2e.world_support import FAULT, all_pods, crash_looping, rollout_status, wait_status
 from tests.e2e.world_support import deployment as world_deployment
 from tests.fixtures.cluster import Cluster
 from tests.fixtures.waiting import eventually
@@ -65,13 +65,19 @@ def test_a_refuted_restart_escalates_once_and_is_not_repeated(
     crashes too, the prediction is refuted, the replan escalates to a person, and over the
     cycles that follow the mind neither restarts again nor escalates a second time."""
     cluster, namespace = world, world_namespace
-    cluster.kubectl(
-        "apply",
-        "-f",
-        "-",
-        input_=world_deployment(namespace, replicas=1, labels={FAULT: "crashloop"}),
-    )
+    crashing = json.loads(world_deployment(namespace, replicas=1, labels={FAULT: "crashloop"}))
+    # A rollout that never becomes available is reported degraded once past its deadline.
+    crashing["spec"]["progressDeadlineSeconds"] = 15
+    cluster.kubectl("apply", "-f", "-", input_=json.dumps(crashing))
     all_pods(cluster, namespace, crash_looping, count=1)
+    wait_status(
+        cluster,
+        namespace,
+        lambda s: any(
+            c.get("reason") == "ProgressDeadlineExceeded" for c in s.get("conditions", [])
+        ),
+        "past its progress deadline",
+    )
     mind(
         cluster,
         namespace,
