@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.volition.builders import T0, a_spec
@@ -54,6 +54,16 @@ def the_mind(commitment_due_minutes: int | None, asked: bool):  # type: ignore[n
     asked=st.booleans(),
     operator=st.none() | st.tuples(st.integers(0, DAYS * 24 * 60), st.integers(1, 12 * 60)),
     every=st.sampled_from([1, 5, 15]),
+)
+# Found by this test: a world change fulfilled an intention after settlement, and the
+# commitment's want formed a second restart in the same cycle.
+@example(
+    spells=(Spell(T0, timedelta(minutes=1)),),
+    heals=False,
+    due=0,
+    asked=False,
+    operator=None,
+    every=1,
 )
 def test_nothing_repeats_by_itself(  # type: ignore[no-untyped-def]
     spells, heals, due, asked, operator, every

@@ -260,3 +260,12 @@ def test_what_does_not_lapse(intention: IntentionRecord) -> None:
 
 def test_a_want_id_names_its_mind() -> None:
     assert want_id(NS, MIND, ATLAS, WantOrigin.GOAL_UNMET).startswith("want-")
+
+
+def test_a_want_is_not_formed_again_before_its_ended_intention_is_settled() -> None:
+    """A world change may fulfil an intention after this cycle's settlement: the want it served
+    waits for the next cycle's, instead of forming a second act at once."""
+    waiting = serving(a_want(), "int-1")
+    formation = form(waiting, a_spec(), [ended(IntentionStatus.FULFILLED)], 3, T0)
+    assert formation.reason is NotFormed.DUPLICATE
+    assert "int-1" in formation.explanation

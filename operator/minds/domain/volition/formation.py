@@ -18,7 +18,8 @@ A want is formed into an intention unless one of these holds; the first that hol
 reason recorded:
 
 1. `duplicate`: a live intention about the same subject exists (one at a time per subject,
-   whether it acts, waits for a person or is suspended);
+   whether it acts, waits for a person or is suspended), or the intention formed for this
+   want has ended but is not settled yet (settlement comes first in the next cycle);
 2. `covered`: an open Plan, whoever wrote it, already acts on the subject (see `coverage`);
 3. `forbidden_by_commitment`: an absolute `refrain` commitment covers the means;
 4. `unavailable`: the means' capability is unregistered or locked, or its parameters invalid;
@@ -241,8 +242,12 @@ def _refusal(
     capacity: int,
     score: float,
     covered: OpenPlan | None,
+    serving: str | None,
 ) -> _Refusal | None:
     """The one reason not to form, the first that holds (see the module notes)."""
+    if serving is not None:
+        why = f"intention {serving} formed for this want is not settled yet"
+        return _Refusal(NotFormed.DUPLICATE, why, serving)
     for intention in existing:
         if intention.status in LIVE_STATUSES and intention.subject == subject:
             why = f"intention {intention.id} is already about {subject}"
@@ -330,7 +335,9 @@ def form(
     capability = registry.get(want.means.capability) if want.means else None
     acts = capability is not None and not capability.read_only
     covered = covering(subject, acts, open_plans, existing_intentions)
-    refused = _refusal(subject, authority, ours, existing_intentions, capacity, score, covered)
+    refused = _refusal(
+        subject, authority, ours, existing_intentions, capacity, score, covered, want.intention
+    )
     inputs: dict[str, Any] = {
         "subject": subject,
         "means": want.means.model_dump(mode="json") if want.means else None,
