@@ -56,6 +56,7 @@ DOC = (repo_root() / "docs" / "volition.md").read_text()
         ),
         ("One that has waited 24 hours", lapse.LAPSE_AFTER, timedelta(hours=24)),
         ("suppressed for an hour", wants.SUPPRESSION_PERIOD, timedelta(hours=1)),
+        ("multiplied by\n1 - 0.25 x the value's weight", wants.VALUE_GAIN, 0.25),
         (
             "overdue 15 minutes after its due time",
             commitment_rules.OVERDUE_GRACE,

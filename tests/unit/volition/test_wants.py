@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minds.domain.beliefs import PredictionStatus
+from minds.domain.volition import wants
 from minds.domain.volition.commitments import CommitmentContext, CommitmentState
-from minds.domain.volition.decisions import DecisionKind, total
+from minds.domain.volition.decisions import DecisionKind, TermOp, total
 from minds.domain.volition.wants import (
     FADED_BELOW,
     GOAL_STALLED_AFTER,
@@ -489,3 +490,22 @@ def test_strength_never_increases_without_new_evidence(
         after = again.get(want.id, want)
         assert decayed_strength(after, now) <= decayed_strength(want, now)
         assert decayed_strength(want, now) <= decayed_strength(want, T0)
+
+
+def test_a_value_against_the_means_weakens_the_approach_with_a_recorded_term() -> None:
+    plain = derive(a_spec(), [seen("degraded", T0 - SEC)]).wants[0]
+    spec = a_spec(values=[{"name": "stability", "weight": 0.8, "avoid": ["service.*"]}])
+    derived = derive(spec, [seen("degraded", T0 - SEC)])
+    approach = next(w for w in derived.wants if w.valence is Valence.APPROACH)
+    factor = 1 - wants.VALUE_GAIN * 0.8
+    term = next(t for t in approach.terms if t.name == "value:stability")
+    assert (term.op, term.value) == (TermOp.MULTIPLY, pytest.approx(factor))
+    assert approach.strength == pytest.approx(plain.strength * factor)
+    assert total(approach.terms) == pytest.approx(approach.strength)
+    decision = next(d for d in derived.decisions if d.subjects["want"] == approach.id)
+    assert "value:stability" in [t.name for t in decision.terms]
+    # Means the value does not avoid, or no means at all: no term.
+    other = a_spec(values=[{"name": "privacy", "weight": 0.9, "avoid": ["logs.query"]}])
+    assert "value:privacy" not in [
+        t.name for t in derive(other, [seen("degraded", T0 - SEC)]).wants[0].terms
+    ]

@@ -79,6 +79,7 @@ __all__ = [
     "SUPPRESSION_PERIOD",
     "SURPRISE_GAIN",
     "URGENCY",
+    "VALUE_GAIN",
     "Derived",
     "Observation",
     "Valence",
@@ -165,6 +166,11 @@ GOAL_PRIORITY_GAIN: Final = 0.3
 #: changes nothing, weight 1 gives x1.25, weight 0 gives x0.75.
 DRIVE_NEUTRAL: Final = 0.5
 DRIVE_GAIN: Final = 0.5
+#: A configured value that argues against an approach want's means multiplies its strength by
+#: 1 - VALUE_GAIN x the value's weight: weight 1 gives x0.75, the default 0.5 gives x0.875. The
+#: value also derives an avoid want that meets the approach in a conflict; this term is the
+#: value's pull on the want itself, recorded where the want's strength is made.
+VALUE_GAIN: Final = 0.25
 #: Which drives each origin touches (by the names the Mind declares).
 DRIVES_BY_ORIGIN: Final[Mapping[WantOrigin, tuple[str, ...]]] = {
     WantOrigin.GOAL_UNMET: ("reliability",),
@@ -705,6 +711,19 @@ def _avoiding(spec: MindSpec, approach: Want) -> list[_Candidate]:
     return out
 
 
+def _valued(spec: MindSpec, c: _Candidate) -> _Candidate:
+    """The candidate with a term for each configured value that argues against its means."""
+    if c.means is None or c.valence is not Valence.APPROACH:
+        return c
+    capability = c.means.capability
+    terms = tuple(
+        Term(name=f"value:{v.name}", op=TermOp.MULTIPLY, value=1.0 - VALUE_GAIN * v.weight)
+        for v in spec.values
+        if any(fnmatchcase(capability, p) for p in v.avoid)
+    )
+    return replace(c, terms=c.terms + terms) if terms else c
+
+
 def _approach_values(spec: MindSpec, means: Means | None) -> tuple[str, ...]:
     if means is None:
         return ()
@@ -858,7 +877,8 @@ def derive_wants(
         return applied
 
     approaches = apply(
-        [
+        _valued(mind_spec, c)
+        for c in [
             *_from_goals(mind_spec, observations, stored, namespace, mind, now),
             *_from_predictions(mind_spec, predictions, now, registry),
             *_from_contradictions(mind_spec, beliefs, predictions, observations, now, registry),
