@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from minds.cli import (
@@ -10,6 +12,7 @@ from minds.cli import (
     crds_cmd,
     db_cmd,
     dev_cmd,
+    failures,
     metrics_cmd,
     plan_cmd,
     why_cmd,
@@ -37,5 +40,14 @@ app.command("fork")(why_cmd.fork)
 app.command("ask")(why_cmd.ask)
 
 
+def main() -> None:
+    """The entry point of ``minds`` and ``kubectl-minds``: the commands, with every failure a
+    person can cause or fix answered in one line (see ``minds.cli.failures``)."""
+    try:
+        app()
+    except Exception as exc:  # answered by the table, or re-raised by report()
+        sys.exit(failures.report(exc))
+
+
 if __name__ == "__main__":  # pragma: no cover
-    app()
+    main()

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from minds.domain.resources.kinds import APPROVAL, PLAN
-from minds.engine.ports import NotFound, ResourcePort
+from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
+from minds.engine.ports import ResourcePort
 
 
 @dataclass
@@ -66,12 +66,9 @@ class Explainer:
 
     def _plan_chain(self, namespace: str, name: str, step: str | None) -> list[Link]:
         links: list[Link] = []
-        try:
-            plan = self._resources.get(PLAN, namespace, name)
-        except NotFound:
-            plan = None
-        spec = (plan or {}).get("spec") or {}
-        status = (plan or {}).get("status") or {}
+        plan = self._resources.get(PLAN, namespace, name)
+        spec = plan.get("spec") or {}
+        status = plan.get("status") or {}
         if step:
             links += self._step_links(namespace, name, step, spec, status)
         links.append(
@@ -187,7 +184,9 @@ class Explainer:
         return links
 
     def timeline(self, namespace: str, mind: str) -> list[dict[str, Any]]:
-        """Everything the mind did and chose, in order: ledger events and decisions merged."""
+        """Everything the mind did and chose, in order: ledger events and decisions merged.
+        Raises NotFound for a name that is neither a Mind nor in the ledger (a deleted Mind
+        keeps its history)."""
         items: list[dict[str, Any]] = [
             {
                 "at": e.occurred_at.isoformat(),
@@ -206,6 +205,8 @@ class Explainer:
             }
             for d in self._ledger.decisions(namespace=namespace, mind=mind)
         ]
+        if not items:
+            self._resources.get(MIND, namespace, mind)
         return sorted(items, key=lambda item: item["at"])
 
 

@@ -250,7 +250,7 @@ def test_show_says_when_the_cluster_cannot_be_reached(tmp_path: Path) -> None:
     )
     result = run("show", "p", "-n", "ns", "--kubeconfig", str(kubeconfig))
     assert result.exit_code == 2
-    assert "cannot reach the cluster" in result.stderr
+    assert "cannot reach the API server" in result.stderr
 
 
 def test_show_without_any_kubeconfig_exits_2(tmp_path: Path) -> None:
