@@ -64,7 +64,8 @@ def one_clear_line(proc: subprocess.CompletedProcess[str]) -> str:
     line = lines[0]
     assert line.startswith("error: "), line
     assert "Traceback" not in proc.stderr
-    assert "HTTP response" not in line and "{" not in line, line
+    assert "HTTP response" not in line, line
+    assert "{" not in line, line
     assert proc.stdout == ""
     return line
 
