@@ -351,7 +351,7 @@ def test_an_exhausted_budget_blocks_the_step_the_plan_and_suspends_the_intention
     assert "blocked" in listed
     assert "D2: blocked (budget exhausted" in listed
     described = cluster.kubectl("describe", "plan", "thrifty", "-n", namespace).stdout
-    assert "step_blocked" in described
+    assert "StepBlocked" in described
     # Events are for what a person reads: a completed step is in the status and the ledger.
     assert "step_completed" not in described
 
@@ -585,7 +585,7 @@ def test_every_command_in_the_execution_doc_works(
     assert "blocked" in listed
     assert "P1: blocked (precondition not observable" in listed
     assert f"P1: approval {asked}" in listed
-    assert "step_blocked" in outputs["kubectl describe plan <plan>"]
+    assert "StepBlocked" in outputs["kubectl describe plan <plan>"]
     assert "P1" in outputs["minds plan show <plan>"]
     assert asked in outputs["kubectl get approvals"]
     kept = json.loads(

@@ -15,6 +15,7 @@ from minds.domain.resources.kinds import MIND, PLAN
 from minds.domain.resources.mind import MindSpec
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.conditional import write_status
+from minds.engine.mind_story import tell_mind
 from minds.engine.ports import Clock, EventPort, LedgerPort, ResourcePort
 
 
@@ -64,26 +65,25 @@ class PlanService:
         spec = body.get("spec") or {}
         result = admission.result
         type_ = EventType.PLAN_VALIDATED if result.ok else EventType.PLAN_DRAFTED
-        inserted = self._ledger.append_event(
-            EventRecord(
-                mind=spec.get("mind") or "-",
-                namespace=meta["namespace"],
-                type=type_,
-                subject=SubjectRef(kind=PLAN.kind, name=meta["name"], uid=meta.get("uid")),
-                payload={
-                    "generation": int(meta.get("generation", 1)),
-                    "origin": spec.get("origin"),
-                    "strategy": spec.get("strategy"),
-                    "validation": result.to_k8s(),
-                },
-                occurred_at=self._clock(),
-                idempotency_key=idempotency_key(
-                    "plan", type_.value, meta["uid"], str(meta.get("generation", 1))
-                ),
-            )
+        row = EventRecord(
+            mind=spec.get("mind") or "-",
+            namespace=meta["namespace"],
+            type=type_,
+            subject=SubjectRef(kind=PLAN.kind, name=meta["name"], uid=meta.get("uid")),
+            payload={
+                "generation": int(meta.get("generation", 1)),
+                "origin": spec.get("origin"),
+                "strategy": spec.get("strategy"),
+                "validation": result.to_k8s(),
+            },
+            occurred_at=self._clock(),
+            idempotency_key=idempotency_key(
+                "plan", type_.value, meta["uid"], str(meta.get("generation", 1))
+            ),
         )
-        if not inserted:
+        if not self._ledger.append_event(row):
             return
+        tell_mind(self._events, self._resources, [row])
         if result.ok:
             self._events.post(
                 body,

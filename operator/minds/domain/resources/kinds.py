@@ -72,6 +72,11 @@ MIND = Kind(
         Column("Active", ".spec.active", "boolean"),
         Column("Ready", _READY),
         Column("Reason", '.status.conditions[?(@.type=="Ready")].reason', priority=1),
+        Column(
+            "Attention",
+            '.status.conditions[?(@.type=="NeedsAttention")].reason',
+            description="What most needs a person (kubectl describe names each item).",
+        ),
         Column("Wants", ".status.openWants", "integer"),
         Column("Intentions", ".status.openIntentions", "integer"),
         Column("Plans", ".status.openPlans", "integer"),
