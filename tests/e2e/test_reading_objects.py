@@ -1,4 +1,4 @@
-"""What ``kubectl get`` shows of Approvals and CapabilityGrants reads right for times to come.
+"""What ``kubectl get`` and ``kubectl explain`` show of our resources, as a person reads them.
 
 No controller: the columns are the API server's rendering of the CRDs, nothing else.
 """
@@ -57,3 +57,12 @@ def test_expires_shows_the_time_to_come_not_invalid(cluster: Cluster, namespace:
         assert "<invalid>" not in row
         column = header.split().index("EXPIRES")
         assert row.split()[column] == expires
+
+
+def test_kubectl_explain_describes_the_fields(cluster: Cluster) -> None:
+    caution = cluster.kubectl("explain", "mind.spec.caution").stdout
+    assert "how much risk weighs against forming an intention" in caution
+    decision = cluster.kubectl("explain", "approval.spec.decision").stdout
+    assert "Approved or Denied" in decision
+    spec = cluster.kubectl("explain", "capabilitygrant.spec").stdout
+    assert "<no description>" not in spec
