@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,8 +30,20 @@ from tests.e2e.executor_support import (
 from tests.e2e.test_cli_failures import kubectl_minds
 from tests.e2e.world_support import FAULT, all_pods, crash_looping, wait_status
 from tests.e2e.world_support import deployment as faulty_deployment
-from tests.fixtures.cluster import Cluster
+from tests.fixtures.cluster import REPO, Cluster
+from tests.fixtures.docs import kubeconfig_in, run_documented
 from tests.fixtures.waiting import eventually
+
+#: docs/reading.md's commands, in its order; run as written against this story.
+DOC_COMMANDS = (
+    "kubectl get minds",
+    "kubectl describe mind <mind>",
+    "kubectl get events --field-selector involvedObject.kind=Mind,involvedObject.name=<mind>",
+    "kubectl get approvals,capabilitygrants",
+    "kubectl explain mind.spec.caution",
+    "kubectl minds why plan/<plan>",
+    "kubectl minds timeline <mind>",
+)
 
 
 @pytest.fixture
@@ -65,6 +78,7 @@ def test_a_restart_that_did_not_heal_tells_its_story(
     e2e_ledger: Ledger,
     e2e_database_url: str,
     controller: ControllerHandle,
+    tmp_path: Path,
 ) -> None:
     cluster, namespace = world, world_namespace
     mind(
@@ -150,3 +164,14 @@ def test_a_restart_that_did_not_heal_tells_its_story(
     [refuted] = [line for line in why.stdout.splitlines() if "Prediction " in line]
     assert "refuted: " in refuted
     assert "atlas-worker is running normally within 60 s (step P1" in refuted
+
+    # docs/reading.md, as written, as a person in this namespace.
+    kubeconfig = kubeconfig_in(cluster.kubeconfig, namespace, "admin", tmp_path / "kubeconfig")
+    env = {"KUBECONFIG": str(kubeconfig), "MINDS_DATABASE_URL": e2e_database_url}
+    out = run_documented(list(DOC_COMMANDS), {"<mind>": "keeper", "<plan>": second}, env, REPO)
+    assert "Escalated" in out["kubectl get minds"]
+    assert "NeedsAttention" in out["kubectl describe mind <mind>"]
+    assert "PlanFailed" in out[DOC_COMMANDS[2]]
+    assert "risk" in out["kubectl explain mind.spec.caution"]
+    assert "the revision before this one failed" in out["kubectl minds why plan/<plan>"]
+    assert "plan_failed" in out["kubectl minds timeline <mind>"]
