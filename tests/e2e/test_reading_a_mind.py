@@ -172,6 +172,6 @@ def test_a_restart_that_did_not_heal_tells_its_story(
     assert "Escalated" in out["kubectl get minds"]
     assert "NeedsAttention" in out["kubectl describe mind <mind>"]
     assert "PlanFailed" in out[DOC_COMMANDS[2]]
-    assert "risk" in out["kubectl explain mind.spec.caution"]
+    assert "caution" in out["kubectl explain mind.spec.caution"]
     assert "the revision before this one failed" in out["kubectl minds why plan/<plan>"]
     assert "plan_failed" in out["kubectl minds timeline <mind>"]
