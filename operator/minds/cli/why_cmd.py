@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
 import typer
 
@@ -137,9 +136,7 @@ def ask(
     namespace = namespace or current_namespace(kubeconfig, context)
     name = f"ask-{idempotency_key('ask', mind, text)[:10]}"
     custom = client.CustomObjectsApi(api)
-    body: dict[str, Any] = custom.get_namespaced_custom_object(  # type: ignore[assignment]
-        MIND.group, MIND.version, namespace, MIND.plural, mind
-    )
+    body = KubeResources(api).get(MIND, namespace, mind)
     requests = list((body.get("spec") or {}).get("requests") or [])
     if all(r.get("name") != name for r in requests):
         requests.append({"name": name, "text": text})
