@@ -174,7 +174,9 @@ def render_crd(kind: Kind) -> dict[str, Any]:
                                     "description": FRAME["apiVersion"],
                                 },
                                 "kind": {"type": "string", "description": FRAME["kind"]},
-                                "metadata": {"type": "object", "description": FRAME["metadata"]},
+                                # The API server refuses anything here but the type: it
+                                # describes ObjectMeta itself.
+                                "metadata": {"type": "object"},
                                 "spec": spec_schema,
                                 "status": status_schema,
                             },

@@ -370,9 +370,9 @@ DESCRIPTIONS: Final[Mapping[str, Mapping[str, str]]] = {
     },
 }
 
-#: The object's frame, the same for every kind.
+#: The object's frame, the same for every kind (``metadata`` is ObjectMeta, which the API
+#: server describes itself and forbids a CRD to describe).
 FRAME: Final[Mapping[str, str]] = {
     "apiVersion": "The versioned schema of this object: minds.dev/v1alpha1.",
     "kind": "The kind of this object.",
-    "metadata": "Standard object metadata.",
 }
