@@ -118,22 +118,23 @@ class ApprovalService:
         meta = body["metadata"]
         spec = body.get("spec") or {}
         now = at or self._clock()
-        row = EventRecord(
-            mind=spec.get("mind") or "-",
-            namespace=meta["namespace"],
-            type=type_,
-            subject=SubjectRef(kind=APPROVAL.kind, name=meta["name"], uid=meta.get("uid")),
-            payload={
-                "capability": spec.get("capability"),
-                "target": spec.get("target"),
-                "kind": spec.get("kind"),
-                "origin": spec.get("origin"),
-                **payload,
-            },
-            occurred_at=now,
-            idempotency_key=idempotency_key("approval", type_, meta["uid"]),
+        new = self._ledger.append_event(
+            row := EventRecord(
+                mind=spec.get("mind") or "-",
+                namespace=meta["namespace"],
+                type=type_,
+                subject=SubjectRef(kind=APPROVAL.kind, name=meta["name"], uid=meta.get("uid")),
+                payload={
+                    "capability": spec.get("capability"),
+                    "target": spec.get("target"),
+                    "kind": spec.get("kind"),
+                    "origin": spec.get("origin"),
+                    **payload,
+                },
+                occurred_at=now,
+                idempotency_key=idempotency_key("approval", type_, meta["uid"]),
+            )
         )
-        new = self._ledger.append_event(row)
         if new:
             tell_mind(self._events, self._resources, [row])
         # Counted when the ledger line is new, so a replay or a second controller adds none.

@@ -65,23 +65,25 @@ class PlanService:
         spec = body.get("spec") or {}
         result = admission.result
         type_ = EventType.PLAN_VALIDATED if result.ok else EventType.PLAN_DRAFTED
-        row = EventRecord(
-            mind=spec.get("mind") or "-",
-            namespace=meta["namespace"],
-            type=type_,
-            subject=SubjectRef(kind=PLAN.kind, name=meta["name"], uid=meta.get("uid")),
-            payload={
-                "generation": int(meta.get("generation", 1)),
-                "origin": spec.get("origin"),
-                "strategy": spec.get("strategy"),
-                "validation": result.to_k8s(),
-            },
-            occurred_at=self._clock(),
-            idempotency_key=idempotency_key(
-                "plan", type_.value, meta["uid"], str(meta.get("generation", 1))
-            ),
+        inserted = self._ledger.append_event(
+            row := EventRecord(
+                mind=spec.get("mind") or "-",
+                namespace=meta["namespace"],
+                type=type_,
+                subject=SubjectRef(kind=PLAN.kind, name=meta["name"], uid=meta.get("uid")),
+                payload={
+                    "generation": int(meta.get("generation", 1)),
+                    "origin": spec.get("origin"),
+                    "strategy": spec.get("strategy"),
+                    "validation": result.to_k8s(),
+                },
+                occurred_at=self._clock(),
+                idempotency_key=idempotency_key(
+                    "plan", type_.value, meta["uid"], str(meta.get("generation", 1))
+                ),
+            )
         )
-        if not self._ledger.append_event(row):
+        if not inserted:
             return
         tell_mind(self._events, self._resources, [row])
         if result.ok:
