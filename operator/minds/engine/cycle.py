@@ -60,7 +60,7 @@ from minds.domain.volition.wants import (
     goal_met,
 )
 from minds.engine.approval_service import ApprovalService
-from minds.engine.attention_reading import open_at_hand
+from minds.engine.attention_reading import read_open
 from minds.engine.capability_service import CapabilityService, Invocation, Origin, OutcomeKind
 from minds.engine.conditional import write_status
 from minds.engine.planning_service import PlanningService
@@ -399,28 +399,34 @@ class MindCycle:
         """The Mind's status: what is open now, and what the last cycle did."""
         now = self._clock()
         wants = sum(1 for d in self._ledger.wants(namespace, name) if d.get("status") == "active")
-        live = [
-            i
+        intentions = sum(
+            1
             for i in self._ledger.intentions(namespace=namespace, mind=name)
             if i.status in LIVE_STATUSES
-        ]
-        mine = [p for p in self._resources.list(PLAN, namespace) if _of(p, name)]
-        plans = sum(1 for p in mine if (p.get("status") or {}).get("phase") in OPEN_PLAN_PHASES)
-        pending = [
-            a
+        )
+        plans = sum(
+            1
+            for p in self._resources.list(PLAN, namespace)
+            if (p.get("spec") or {}).get("mind") == name
+            and (p.get("status") or {}).get("phase") in OPEN_PLAN_PHASES
+        )
+        approvals = sum(
+            1
             for a in self._resources.list(APPROVAL, namespace)
-            if _of(a, name) and (a.get("status") or {}).get("phase", "Pending") == "Pending"
-        ]
-        attention = needs_attention(open_at_hand(live, mine, pending), now)
+            if (a.get("spec") or {}).get("mind") == name
+            and (a.get("status") or {}).get("phase", "Pending") == "Pending"
+        )
+
+        attention = needs_attention(read_open(self._ledger, self._resources, namespace, name), now)
 
         def compute(current: dict[str, Any]) -> tuple[dict[str, Any] | None, None]:
             status = MindStatus.model_validate(current.get("status") or {})
             after = status.model_copy(
                 update={
                     "open_wants": wants,
-                    "open_intentions": len(live),
+                    "open_intentions": intentions,
                     "open_plans": plans,
-                    "pending_approvals": len(pending),
+                    "pending_approvals": approvals,
                     "conditions": set_condition(status.conditions, attention),
                     "last_cycle_at": now,
                     "last_cycle": report.summary[:1024],
@@ -431,7 +437,3 @@ class MindCycle:
         with suppress(NotFound):  # deleted meanwhile: nothing to summarise
             write_status(self._resources, MIND, namespace, name, compute)
         return report
-
-
-def _of(body: dict[str, Any], mind: str) -> bool:
-    return bool((body.get("spec") or {}).get("mind") == mind)
