@@ -73,6 +73,7 @@ def _use(plan: Plan) -> str:
     use, budget = plan.estimate, plan.budget
     parts = [
         f"{count(use.invocations, 'invocation')} (budget {budget.invocations})",
+        f"{count(use.checks, 'check')} (budget {budget.checks})",
         count(use.approvals, "approval"),
         f"{use.wall_seconds} s wall time",
     ]

@@ -66,7 +66,10 @@ def test_valid_example_exits_0_with_order_and_estimate() -> None:
     result = run("validate", str(EXAMPLE))
     assert result.exit_code == 0, result.output
     assert "order: D1 → P1 → V1" in result.stdout
-    assert "estimate: 9 invocations (budget 20), 1 approval, 74 s wall time" in result.stdout
+    assert (
+        "estimate: 2 invocations (budget 20), 7 checks (budget 200), 1 approval, 74 s wall time"
+        in result.stdout
+    )
     assert result.stdout.rstrip().endswith("valid (0 errors, 0 warnings)")
 
 
@@ -212,16 +215,16 @@ def monitor(**over: Any) -> dict[str, Any]:
 
 
 def test_the_estimate_is_computed_not_taken_from_the_spec(tmp_path: Path) -> None:
-    # A monitor polling every 30 s for an hour needs 120 invocations, whatever the author says.
-    claimed = plan(monitor(), estimate={"invocations": 1})
+    # A monitor polling every 30 s for an hour makes 120 checks, whatever the author says.
+    claimed = plan(monitor(), estimate={"checks": 1}, budget={"checks": 100})
     result = run("validate", write(tmp_path, claimed))
     assert result.exit_code == 0
     assert "warning estimate_over_budget (field estimate)" in result.stdout
-    assert "120 invocations > 20" in result.stdout
-    slow = plan(monitor(intervalSeconds=300), estimate={"invocations": 999})
+    assert "120 checks > 100" in result.stdout
+    slow = plan(monitor(intervalSeconds=300), estimate={"checks": 999}, budget={"checks": 100})
     result = run("validate", write(tmp_path, slow))
     assert "estimate_over_budget" not in result.stdout
-    assert "estimate: 12 invocations (budget 20)" in result.stdout
+    assert "estimate: 0 invocations (budget 20), 12 checks (budget 100)" in result.stdout
 
 
 # --- show (without a cluster) --------------------------------------------------------------
