@@ -74,7 +74,7 @@ def exhausted(kind: Kind, used: float, cap: float) -> str:
 
 
 #: What one step of each kind spends, given its price and whether it asks a person.
-_SPENDS: Final[Mapping[StepKind, Callable[[Step, float, bool], ResourceUse]]] = {
+SPENDS: Final[Mapping[StepKind, Callable[[Step, float, bool], ResourceUse]]] = {
     StepKind.CAPABILITY: lambda step, price, asks: ResourceUse(
         invocations=1,
         checks=1 if step.precondition is not None else 0,
@@ -98,7 +98,7 @@ def price(step: Step, registry: CapabilityRegistry) -> float:
 def spends(step: Step, registry: CapabilityRegistry, *, asks: bool) -> ResourceUse:
     """At most what one run of ``step`` spends. ``asks``: whether it would ask a person (a
     step that requires approval, or one policy sends for approval)."""
-    return _SPENDS[step.kind](step, price(step, registry), asks)
+    return SPENDS[step.kind](step, price(step, registry), asks)
 
 
 def elapsed(steps: Iterable[StepState], now: datetime) -> int:
