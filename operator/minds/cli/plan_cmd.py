@@ -198,4 +198,4 @@ def show(
     if dot:
         typer.echo(render_dot(plan, status, name), nl=False)
     else:
-        typer.echo(render_show(name, namespace, plan, status))
+        typer.echo(render_show(name, namespace, plan, status, datetime.now(UTC)))

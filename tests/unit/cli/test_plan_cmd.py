@@ -4,6 +4,7 @@ codes, findings with field paths, JSON) and the pure renderings `show` prints.""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,14 @@ from typer.testing import CliRunner
 from minds.adapters.kube.client import current_namespace
 from minds.cli.main import app
 from minds.cli.plan_dot import quote, render_dot
-from minds.cli.plan_render import layout, render_header, render_show, render_tree, seconds
+from minds.cli.plan_render import (
+    layout,
+    render_budget,
+    render_header,
+    render_show,
+    render_tree,
+    seconds,
+)
 from minds.devenv.install import repo_root
 from minds.domain.planning.model import Plan
 
@@ -517,3 +525,51 @@ def test_dot_quotes_what_people_write() -> None:
     assert quote('say "hi"\\now\nthen') == '"say \\"hi\\"\\\\now\\nthen"'
     dot = render_dot(parse(wait("A"), objective='the "main" one'), {})
     assert 'label="the \\"main\\" one"' in dot
+
+
+# --- the budget in show ----------------------------------------------------------------------
+
+
+def budget_lines(status: dict[str, Any], now: Any = None) -> dict[str, list[str]]:
+
+    spec = Plan.model_validate(plan(capability("R1")))
+    lines = render_budget(
+        spec, status, datetime.fromisoformat(now).replace(tzinfo=UTC) if now else None
+    )
+    assert lines[0].split() == ["budget", "used", "cap", "estimate"]
+    return {" ".join(line.split()[:-3]): line.split()[-3:] for line in lines[1:]}
+
+
+def test_show_renders_each_budget_kind_used_of_its_cap() -> None:
+    status = {
+        "phase": "blocked",
+        "actual": {"invocations": 3, "checks": 200, "approvals": 1, "money": 1.5},
+        "budget": {"invocations": 20, "checks": 200, "approvals": 2, "money": 5},
+        "estimate": {"invocations": 3, "checks": 31, "approvals": 1},
+        "steps": [{"key": "R1", "status": "blocked", "startedAt": "2026-01-01T00:00:00Z"}],
+    }
+    shown = budget_lines(status, "2026-01-01T00:10:00")
+    assert shown == {
+        "invocations": ["3", "20", "3"],
+        "checks": ["200", "200", "31"],
+        "approvals": ["1", "2", "1"],
+        "wall seconds": ["600", "-", "0"],
+        "money": ["1.5", "5", "0"],
+    }
+
+
+def test_show_reads_a_garbled_budget_leniently_and_a_plan_at_rest_spends_no_more_time() -> None:
+    status = {
+        "phase": "completed",
+        "actual": "lots",
+        "budget": {"invocations": -1},
+        "steps": [
+            {"key": "R1", "status": "completed", "startedAt": "2026-01-01T00:00:00Z",
+             "finishedAt": "2026-01-01T00:00:42Z"},
+        ],
+    }  # fmt: skip
+    shown = budget_lines(status, "2026-03-01T00:00:00")
+    # The spec's budget (20 invocations by default), nothing used, no estimate.
+    assert shown["invocations"] == ["0", "20", "-"]
+    assert shown["wall seconds"] == ["42", "-", "-"]
+    assert budget_lines(status)["wall seconds"] == ["-", "-", "-"]

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from minds.domain.capabilities.registry import REGISTRY, CapabilityRegistry
 from minds.domain.planning.budget import (
     KINDS,
+    SPENDS,
     Kind,
     added,
     blocking,
@@ -49,7 +50,6 @@ def test_what_each_kind_of_step_spends(
 
 
 def test_every_step_kind_has_a_spending_rule() -> None:
-    from minds.domain.planning.budget import SPENDS
 
     assert set(SPENDS) == set(StepKind)
 
