@@ -83,6 +83,14 @@ def test_budget_limit_per_resource_and_absent_when_unlimited() -> None:
     }
 
 
+def test_checks_have_a_ratio_of_their_own_apart_from_invocations() -> None:
+    polling = plan(actual={"invocations": 2, "checks": 150}, budget={"invocations": 20})
+    state = ClusterState(minds=[mind()], plans=[polling])
+    got = values(m.BUDGET_USED_RATIO, state)
+    assert got[(NS, "m", "checks")] == 0.75  # 150 of the default 200
+    assert got[(NS, "m", "invocations")] == 0.1
+
+
 def test_budget_limit_includes_wall_seconds_and_money_when_set() -> None:
     state = ClusterState(minds=[mind(budget={"wallSeconds": 600, "money": 2.5})])
     got = values(m.BUDGET_LIMIT, state)
