@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minds.domain.capabilities.registry import REGISTRY, CapabilityRegistry
+from minds.domain.plan_admission import effective_budget
 from minds.domain.planning.budget import (
     KINDS,
     SPENDS,
@@ -123,3 +124,19 @@ def test_rows_name_every_kind_with_its_cap() -> None:
     checks = next(r for r in shown if r.kind is Kind.CHECKS)
     assert (checks.used, checks.cap, checks.estimate) == (4, 200, 7)
     assert next(r for r in shown if r.kind is Kind.MONEY).cap is None
+
+
+@pytest.mark.parametrize(
+    ("plan", "mind", "expected"),
+    [
+        (Budget(checks=500), Budget(checks=100), Budget(checks=100)),
+        (Budget(checks=50), Budget(), Budget(checks=50)),
+        (Budget(money=10), Budget(money=2.5), Budget(money=2.5)),
+        (Budget(approvals=3), Budget(), Budget(approvals=3)),
+        (Budget(), Budget(approvals=0, wall_seconds=60), Budget(approvals=0, wall_seconds=60)),
+    ],
+)
+def test_a_plan_never_has_more_than_its_mind_allows_in_any_kind(
+    plan: Budget, mind: Budget, expected: Budget
+) -> None:
+    assert effective_budget(plan, mind) == expected

@@ -214,12 +214,8 @@ def chained(
     # No policy is read inside a write: a step that might ask a person is assumed to, and
     # one the budget might block is left to the tick, which asks policy.
     spent = budget.spends(step, deps.registry, asks=step.kind is StepKind.CAPABILITY)
-    if (
-        budget.blocking(
-            _budget(plan, settled), budget.used(settled.actual, settled.steps, now), spent
-        )
-        is not None
-    ):
+    use = budget.used(settled.actual, settled.steps, now)
+    if budget.blocking(_budget(plan, settled), use, spent) is not None:
         return None
     claim = priced(deps, plan, step, work.claim)
     state = states(claim)[step.key]
