@@ -99,8 +99,8 @@ def test_an_exhausted_check_budget_blocks_with_one_reason_wherever_one_looks(
     mind(cluster, namespace)
     deployment(cluster, namespace)
     set_health(cluster, namespace, True)
-    # Stable for an hour, looked at every second: three looks and the budget is spent.
-    steps = [monitor("M1", namespace, stable=3600)]
+    # Stable for five minutes, looked at every second: three looks and the budget is spent.
+    steps = [monitor("M1", namespace, stable=300)]
     apply(cluster, operator_plan(namespace, "watchful", steps, budget={"checks": 3}))
 
     reason = "budget exhausted: 3 of 3 checks used"
