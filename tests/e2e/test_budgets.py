@@ -21,11 +21,11 @@ from tests.e2e.executor_support import (
     mind,
     operator_plan,
     read_step,
+    restart_step,
     running_check,
     set_health,
     steps_of,
     wait_phase,
-    workload,
 )
 from tests.fixtures.cluster import REPO, Cluster
 from tests.fixtures.waiting import eventually
@@ -127,15 +127,7 @@ def test_the_approvals_cap_counts_a_step_policy_sends_for_approval(
     # No rule for service.restart: policy's default for a writing capability is to ask.
     mind(cluster, namespace)
     deployment(cluster, namespace)
-    restart = {
-        "key": "P1",
-        "title": "restart atlas-worker",
-        "kind": "capability",
-        "capability": "service.restart",
-        "parameters": workload(namespace),
-        "dependsOn": ["R1"],
-    }
-    steps = [read_step("R1", namespace), restart]
+    steps = [read_step("R1", namespace), restart_step("P1", namespace, "R1")]
     apply(cluster, operator_plan(namespace, "asking", steps, budget={"approvals": 0}))
 
     blocked = wait_phase(cluster, namespace, "asking", "blocked", timeout=120)
