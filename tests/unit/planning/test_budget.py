@@ -140,3 +140,9 @@ def test_a_plan_never_has_more_than_its_mind_allows_in_any_kind(
     plan: Budget, mind: Budget, expected: Budget
 ) -> None:
     assert effective_budget(plan, mind) == expected
+
+
+@pytest.mark.parametrize("model", [Budget, ResourceUse])
+def test_every_budget_field_is_described_for_kubectl_explain(model: type[Budget]) -> None:
+    undescribed = [name for name, f in model.model_fields.items() if not f.description]
+    assert undescribed == []
