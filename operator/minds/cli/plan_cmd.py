@@ -73,6 +73,7 @@ def _use(plan: Plan) -> str:
     use, budget = plan.estimate, plan.budget
     parts = [
         f"{count(use.invocations, 'invocation')} (budget {budget.invocations})",
+        f"{count(use.checks, 'check')} (budget {budget.checks})",
         count(use.approvals, "approval"),
         f"{use.wall_seconds} s wall time",
     ]
@@ -183,4 +184,4 @@ def show(
     if dot:
         typer.echo(render_dot(plan, status, name), nl=False)
     else:
-        typer.echo(render_show(name, namespace, plan, status))
+        typer.echo(render_show(name, namespace, plan, status, datetime.now(UTC)))

@@ -92,12 +92,6 @@ DESCRIPTIONS: Final[Mapping[str, Mapping[str, str]]] = {
         "target": "Target glob the rule applies to (default: any).",
         "decision": "allow, approve (a person decides each use) or deny.",
     },
-    "PlanBudget": {
-        "invocations": "Capability invocations a plan may make.",
-        "wallSeconds": "Wall-clock seconds a plan may run. Absent: no limit.",
-        "money": "Money a plan may spend. Absent: no limit.",
-        "approvals": "Approval requests a plan may raise. Absent: no limit.",
-    },
     "Attention": {
         "maxOpenRequests": "How many of the mind's requests (Approvals) may wait for a person "
         "at once; beyond it a step waits before it asks.",
@@ -222,14 +216,6 @@ DESCRIPTIONS: Final[Mapping[str, Mapping[str, str]]] = {
     "Assumption": {
         "belief": "The belief's statement.",
         "minConfidence": "0..1: the confidence the plan needs the belief to have.",
-    },
-    "ResourceUse": {
-        "invocations": "Capability invocations.",
-        "approvals": "Approval requests.",
-        "wallSeconds": "Wall-clock seconds.",
-        "networkOperations": "Network operations.",
-        "money": "Money.",
-        "tokens": "Model tokens.",
     },
     "Alternative": {
         "strategy": "The strategy considered.",

@@ -146,13 +146,51 @@ class PolicyRule(Model):
     decision: PolicyDecision
 
 
-class PlanBudget(Model):
-    """Per-plan resource limits; the executor checks them before every capability step."""
+#: The seed's cap on a plan's capability invocations.
+DEFAULT_INVOCATIONS = 20
+#: Checks poll; a monitor that must see fifteen stable minutes at its default interval of 30 s
+#: looks about 30 times, so 200 leaves room for several such waits and nothing runs away.
+DEFAULT_CHECKS = 200
 
-    invocations: int = Field(default=20, ge=1, le=1000)
-    wall_seconds: int | None = Field(default=None, ge=1, le=30 * 24 * 3600)
-    money: float | None = Field(default=None, ge=0)
-    approvals: int | None = Field(default=None, ge=0, le=100)
+
+class PlanBudget(Model):
+    """Per-plan resource limits; the executor compares what the plan used with them before
+    every step that would spend any (docs/planning.md#budgets)."""
+
+    invocations: int = Field(
+        default=DEFAULT_INVOCATIONS,
+        ge=1,
+        le=1000,
+        description="Capability invocations the plan's capability steps may make (checks are "
+        "counted apart). Default 20.",
+    )
+    checks: int = Field(
+        default=DEFAULT_CHECKS,
+        ge=1,
+        le=10000,
+        description="Read-only checks the plan may make: each look of a precondition, a "
+        "verify step or a monitor step. Default 200.",
+    )
+    wall_seconds: int | None = Field(
+        default=None,
+        ge=1,
+        le=30 * 24 * 3600,
+        description="Seconds from the plan's first step on, after which no step that spends "
+        "anything starts. Unset: no cap.",
+    )
+    money: float | None = Field(
+        default=None,
+        ge=0,
+        description="Money the plan may spend, as the capability registry prices its "
+        "capabilities; a step that would pass it does not start. Unset: no cap.",
+    )
+    approvals: int | None = Field(
+        default=None,
+        ge=0,
+        le=100,
+        description="Approvals the plan may ask people for: steps that require one, steps "
+        "policy sends for approval and capability requests. Unset: no cap.",
+    )
 
 
 class Attention(Model):
