@@ -28,7 +28,14 @@ from minds.domain.planning.model import Plan, PlanOrigin, PlanStatus, Step
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.approval_service import ApprovalService
 from minds.engine.capability_service import CapabilityService
-from minds.engine.executing import acting, claiming, conclusion, following, recovery
+from minds.engine.executing import (
+    acting,
+    cancelling,
+    claiming,
+    conclusion,
+    following,
+    recovery,
+)
 from minds.engine.executing.context import Deps, read_mind, read_plan
 from minds.engine.executing.outcome import Claimed
 from minds.engine.planning_service import PlanningService
@@ -36,6 +43,8 @@ from minds.engine.ports import Clock, EventPort, ExecutorLedger, NotFound, Resou
 
 #: Transitions one tick applies at most; the rest wait for the next wake-up.
 MAX_TRANSITIONS = 64
+#: A cancelled plan in these phases is stopped (or its stop finished, after a crash).
+CANCELLABLE = RUNNABLE | {PlanStatus.ABANDONED}
 
 
 @dataclass(frozen=True)
@@ -140,6 +149,9 @@ class Executor:
             if body["metadata"].get("deletionTimestamp"):
                 # A plan being deleted acts no more, whatever it was approved to do.
                 return TickResult(transitions, None, None)
+            if plan.cancellation is not None and status.phase in CANCELLABLE:
+                wake = cancelling.cancel(deps, body, plan)  # a person stopped it
+                return TickResult(transitions, wake, None if wake else PlanStatus.ABANDONED)
             if status.phase not in RUNNABLE:
                 if status.phase in conclusion.CONCLUSIONS:
                     conclusion.conclude(deps, body, plan, status)
