@@ -54,13 +54,12 @@ class CorrectionService:
             key = correction_key(namespace, mind, correction)
             if self._ledger.event(key) is not None:
                 continue
-            intention = self._ledger.intention(correction.intention)
-            if intention is not None and (intention.namespace, intention.mind) == (
-                namespace,
-                mind,
-            ):
-                written += self._correct(intention, correction, now, record, store_want, withdraw)
-            self._mark(meta, correction, key, now, found=intention is not None)
+            found = self._ledger.intention(correction.intention)
+            # An id names an intention of any mind: only this mind's own is corrected here.
+            ours = found if found and (found.namespace, found.mind) == (namespace, mind) else None
+            if ours is not None:
+                written += self._correct(ours, correction, now, record, store_want, withdraw)
+            self._mark(meta, correction, key, now, found=ours is not None)
         return written
 
     def _correct(

@@ -288,13 +288,15 @@ class MindSpec(Model):
     intention_corrections: list[IntentionCorrection] = Field(
         default_factory=list,
         max_length=64,
+        # Present (empty) on every Mind, so a JSON patch can append to it ("/-").
+        json_schema_extra={"default": []},
         description="People's corrections of intentions (kubectl minds abandon / resume); each "
         "is applied once, in order.",
     )
     commitment_revocations: list[CommitmentRevocation] = Field(
         default_factory=list,
         max_length=64,
-        json_schema_extra=_map_list("commitment"),
+        json_schema_extra={"default": [], **_map_list("commitment")},
         description="Revocable commitments people revoked (kubectl minds revoke). A revocation "
         "is final once the cycle records it.",
     )
