@@ -15,7 +15,15 @@ import pytest
 from minds.adapters.ledger import Ledger
 from minds.devenv.kubectl import kubectl
 from minds.domain.intentions import IntentionStatus
-from tests.e2e.approval_support import MIND, PLAN, asked, decide, phase, setup_mind
+from tests.e2e.approval_support import (
+    MIND,
+    PLAN,
+    asked,
+    decide,
+    phase,
+    restarted_at,
+    setup_mind,
+)
 from tests.e2e.executor_support import (
     apply,
     form_intention,
@@ -23,7 +31,6 @@ from tests.e2e.executor_support import (
     intention_status,
     mind,
     plan_body,
-    restarted_at,
     run_as,
     user_kubeconfig,
     wait_phase,
