@@ -236,7 +236,7 @@ def corrections(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
 
 
 def test_abandon_and_resume_an_intention_with_the_name_in_the_ledger(
-    cluster: Cluster, namespace: str, e2e_ledger: Ledger, tmp_path: Path
+    cluster: Cluster, namespace: str, other_namespace: str, e2e_ledger: Ledger, tmp_path: Path
 ) -> None:
     mind(cluster, namespace, MIND, cycleIntervalSeconds=5)
     blocked = form_intention(e2e_ledger, namespace)
@@ -248,6 +248,19 @@ def test_abandon_and_resume_an_intention_with_the_name_in_the_ledger(
     wrong = patch(cluster, "mind", MIND, namespace, add, type_="json")
     assert wrong.returncode != 0
     assert 'set it to "admin"' in wrong.stderr
+
+    by_controller = {**entry, "by": CONTROLLER}
+    controller = patch(
+        cluster, "mind", MIND, namespace,
+        [{"op": "add", "path": "/spec/intentionCorrections/-", "value": by_controller}],
+        as_="controller", type_="json",
+    )  # fmt: skip
+    assert controller.returncode != 0
+    assert "service accounts cannot correct a mind" in controller.stderr
+    bind(cluster, other_namespace, "minds-admin", "intruder")
+    tenant = patch(cluster, "mind", MIND, namespace, add, as_="intruder", type_="json")
+    assert tenant.returncode != 0
+    assert "forbidden" in tenant.stderr.lower()
 
     approver = user_kubeconfig(cluster, namespace, "approver", tmp_path / "approver")
     refused = run_as(approver, f"kubectl minds resume {MIND} {blocked.id} --reason checked")
