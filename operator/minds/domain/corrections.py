@@ -7,7 +7,9 @@ the requester's own) and applied by the controller through these rules, which ar
 |-------------------------------|-------------------------------------------------------------|
 | `spec.cancellation` (Plan)    | `stop_plan`: at a safe point the plan becomes `abandoned`,  |
 |                               | its open steps `cancelled`; a step that is executing under  |
-|                               | a live lease is never interrupted, the plan waits for it    |
+|                               | a live lease is never interrupted, the plan waits for it.   |
+|                               | `after_cancel`: the wants its intention served are          |
+|                               | suppressed, so the mind does not plan the same at once      |
 | `spec.intentionCorrections`   | `correct_intention`: reconsideration on the                 |
 | (Mind)                        | `operator_correction` trigger with the person's verdict;    |
 |                               | abandon suppresses the wants the intention serves, resume   |
@@ -31,6 +33,7 @@ from minds.domain.ledger import idempotency_key
 from minds.domain.planning.model import Cancellation, PlanStatus, StepStatus
 from minds.domain.resources.mind import CorrectionAction, IntentionCorrection, MindSpec
 from minds.domain.resources.plan import PlanResourceStatus
+from minds.domain.volition.decisions import VolitionDecision
 from minds.domain.volition.reconsideration import (
     Reconsideration,
     ReconsiderationContext,
@@ -38,11 +41,12 @@ from minds.domain.volition.reconsideration import (
     Verdict,
     reconsider,
 )
-from minds.domain.volition.wants import Want, WantStatus
+from minds.domain.volition.wants import Want, WantStatus, suppress
 
 __all__ = [
     "VERDICT",
     "Stop",
+    "after_cancel",
     "cancelled_reason",
     "correct_intention",
     "correction_key",
@@ -112,6 +116,20 @@ def stop_plan(status: PlanResourceStatus, cancellation: Cancellation, now: datet
             }
         )
     )
+
+
+def after_cancel(
+    intention: IntentionRecord, cancellation: Cancellation, wants: Iterable[Want], now: datetime
+) -> tuple[tuple[Want, ...], tuple[VolitionDecision, ...]]:
+    """A person cancelled the plan of this intention: the active wants it served are
+    suppressed (for the seed's suppression period), each with a decision naming the person."""
+    why = f"plan of intention {intention.id} {cancelled_reason(cancellation)}"
+    moved = [
+        suppress(w, now, why[:2000])
+        for w in served_wants(intention, wants)
+        if w.status is WantStatus.ACTIVE
+    ]
+    return tuple(w for w, _ in moved), tuple(d for _, d in moved)
 
 
 def correction_key(namespace: str, mind: str, correction: IntentionCorrection) -> str:

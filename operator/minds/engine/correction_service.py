@@ -1,9 +1,12 @@
-"""The mind's cycle applies what people wrote into ``spec.intentionCorrections``.
+"""The mind's cycle applies what people wrote: ``spec.intentionCorrections`` on the Mind, and
+the ``spec.cancellation`` of its Plans.
 
 Each entry is applied once (its key marks it in the ledger), through the pure rules of
-``minds.domain.corrections``; the reconsideration decision names the person. Abandoning an
-intention suppresses the wants it serves, so the same cycle does not form it again, and
-withdraws what its plan still asks a person for.
+``minds.domain.corrections``; every decision names the person. Abandoning an intention
+suppresses the wants it serves, so the same cycle does not form it again, and withdraws what its
+plan still asks a person for. A cancelled plan (which the executor stopped, abandoning its
+intention) has the wants of its intention suppressed too: the mind does not plan the same
+thing again at once.
 """
 
 from __future__ import annotations
@@ -12,16 +15,20 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Protocol
 
-from minds.domain.corrections import correct_intention, correction_key
+from minds.domain.corrections import after_cancel, correct_intention, correction_key
 from minds.domain.intentions import IntentionRecord, IntentionStatus
-from minds.domain.ledger import EventRecord, SubjectRef
-from minds.domain.resources.kinds import MIND
+from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
+from minds.domain.planning.model import Cancellation
+from minds.domain.resources.kinds import MIND, PLAN
 from minds.domain.resources.mind import IntentionCorrection, MindSpec
 from minds.domain.volition.decisions import VolitionDecision
+from minds.domain.volition.reconsideration import Reconsideration
 from minds.domain.volition.wants import Want
-from minds.engine.ports import Intentions, Journal
+from minds.engine.ports import Intentions, Journal, ResourceReader
 
 CORRECTED = "intention_corrected"
+#: The ledger row that marks a cancelled plan's wants suppressed (with the Mind as subject).
+CANCEL_APPLIED = "plan_cancel_applied"
 
 Record = Callable[[tuple[VolitionDecision, ...]], int]
 StoreWant = Callable[[Want], None]
@@ -33,8 +40,9 @@ class CorrectionLedger(Journal, Intentions, Protocol):
 
 
 class CorrectionService:
-    def __init__(self, ledger: CorrectionLedger) -> None:
+    def __init__(self, ledger: CorrectionLedger, resources: ResourceReader) -> None:
         self._ledger = ledger
+        self._resources = resources
 
     def apply(
         self,
@@ -58,23 +66,59 @@ class CorrectionService:
             # An id names an intention of any mind: only this mind's own is corrected here.
             ours = found if found and (found.namespace, found.mind) == (namespace, mind) else None
             if ours is not None:
-                written += self._correct(ours, correction, now, record, store_want, withdraw)
+                judged = correct_intention(ours, correction, self._wants(meta), now)
+                written += self._apply(ours, judged, now, record, store_want, withdraw)
             self._mark(meta, correction, key, now, found=ours is not None)
+        return written + self._after_cancels(meta, now, record, store_want)
+
+    def _after_cancels(
+        self, meta: dict[str, Any], now: datetime, record: Record, store_want: StoreWant
+    ) -> int:
+        """The wants of each cancelled plan's intention, suppressed once the executor has
+        abandoned that intention (until then, a later cycle looks again)."""
+        written = 0
+        for plan in self._resources.list(PLAN, meta["namespace"]):
+            spec = plan.get("spec") or {}
+            if spec.get("mind") != meta["name"] or not spec.get("cancellation"):
+                continue
+            key = idempotency_key(CANCEL_APPLIED, plan["metadata"]["uid"])
+            intention = self._ledger.intention(spec.get("intention") or "")
+            if intention is None or not intention.status.final or self._ledger.event(key):
+                continue
+            cancellation = Cancellation.model_validate(spec["cancellation"])
+            wants, decisions = after_cancel(intention, cancellation, self._wants(meta), now)
+            for want in wants:
+                store_want(want)
+            written += record(decisions)
+            payload = {"plan": plan["metadata"]["name"], "suppressed": [w.id for w in wants]}
+            self._ledger.append_event(self._row(meta, CANCEL_APPLIED, payload, key, now))
         return written
 
-    def _correct(
+    def _wants(self, meta: dict[str, Any]) -> list[Want]:
+        return [Want.model_validate(w) for w in self._ledger.wants(meta["namespace"], meta["name"])]
+
+    def _row(
+        self, meta: dict[str, Any], type_: str, payload: dict[str, Any], key: str, now: datetime
+    ) -> EventRecord:
+        return EventRecord(
+            mind=meta["name"],
+            namespace=meta["namespace"],
+            type=type_,
+            subject=SubjectRef(kind=MIND.kind, name=meta["name"], uid=meta["uid"]),
+            payload=payload,
+            occurred_at=now,
+            idempotency_key=key,
+        )
+
+    def _apply(
         self,
         intention: IntentionRecord,
-        correction: IntentionCorrection,
+        judged: Reconsideration,
         now: datetime,
         record: Record,
         store_want: StoreWant,
         withdraw: Withdraw,
     ) -> int:
-        wants = [
-            Want.model_validate(w) for w in self._ledger.wants(intention.namespace, intention.mind)
-        ]
-        judged = correct_intention(intention, correction, wants, now)
         if judged.status is not None:
             self._ledger.transition_intention(intention.id, judged.status, judged.reason, now)
         for want in judged.wants:
@@ -92,18 +136,9 @@ class CorrectionService:
         *,
         found: bool,
     ) -> None:
-        self._ledger.append_event(
-            EventRecord(
-                mind=meta["name"],
-                namespace=meta["namespace"],
-                type=CORRECTED,
-                subject=SubjectRef(kind=MIND.kind, name=meta["name"], uid=meta["uid"]),
-                payload={
-                    **correction.to_k8s(),
-                    "applied": found,
-                    **({} if found else {"why": "no such intention of this mind"}),
-                },
-                occurred_at=now,
-                idempotency_key=key,
-            )
-        )
+        payload = {
+            **correction.to_k8s(),
+            "applied": found,
+            **({} if found else {"why": "no such intention of this mind"}),
+        }
+        self._ledger.append_event(self._row(meta, CORRECTED, payload, key, now))

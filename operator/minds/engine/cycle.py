@@ -107,7 +107,7 @@ class MindCycle:
         self._planning = planning
         self._clock = clock
         self._registry = registry
-        self._corrections = CorrectionService(ledger)
+        self._corrections = CorrectionService(ledger, resources)
 
     def run(self, namespace: str, name: str) -> CycleReport | None:
         """One cycle; None when another controller is running this mind's cycle right now."""

@@ -8,12 +8,14 @@ from datetime import timedelta
 from typing import Any
 
 from minds.domain.intentions import IntentionStatus
+from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.mind import MindSpec
 from minds.domain.volition.decisions import VolitionDecision
 from minds.domain.volition.wants import Want, WantStatus
 from minds.engine.correction_service import CorrectionService
 from tests.fakes.clock import FakeClock
 from tests.fakes.ledger import FakeLedger
+from tests.fakes.resources import FakeResources
 from tests.unit.volition.builders import MIND, NS, T0, a_want, an_intention
 
 CYCLE = timedelta(minutes=1)
@@ -37,13 +39,19 @@ def spec(action: str) -> MindSpec:
     return MindSpec.model_validate({"intentionCorrections": [entry]})
 
 
-def run_days(ledger: Ledger, mind: MindSpec, *, every_hour: Any = None) -> tuple[int, list[str]]:
+def run_days(
+    ledger: Ledger,
+    mind: MindSpec,
+    *,
+    every_hour: Any = None,
+    resources: FakeResources | None = None,
+) -> tuple[int, list[str]]:
     """Cycles every minute for DAYS; ``every_hour`` disturbs the intention. The decisions
     recorded, and the plans whose Approvals were withdrawn."""
     clock = FakeClock(T0)
     decisions: list[VolitionDecision] = []
     withdrawn: list[str] = []
-    service = CorrectionService(ledger)
+    service = CorrectionService(ledger, resources or FakeResources())
 
     def record(ds: tuple[VolitionDecision, ...]) -> int:
         decisions.extend(ds)
@@ -109,3 +117,31 @@ def test_a_correction_of_another_minds_intention_changes_nothing() -> None:
     assert intention.status is IntentionStatus.ACTIVE
     [row] = [e for e in ledger.rows if e.type == "intention_corrected"]
     assert row.payload["applied"] is False
+
+
+def test_a_cancelled_plan_suppresses_the_wants_of_its_intention_once() -> None:
+    ledger = Ledger()
+    ledger.form_intention(an_intention(plan="heal-r1"))
+    want = a_want()
+    ledger.wants_[want.id] = want
+    resources = FakeResources()
+    cancelled = {"by": "alice", "reason": "handled by hand"}
+    resources.create(
+        PLAN,
+        NS,
+        {
+            "metadata": {"name": "heal-r1"},
+            "spec": {"mind": MIND, "intention": "int-1", "cancellation": cancelled},
+        },
+    )
+    # Until the executor has stopped the plan (and abandoned its intention), nothing changes.
+    assert run_days(ledger, MindSpec(), resources=resources)[0] == 0
+    assert ledger.wants_[want.id].status is WantStatus.ACTIVE
+
+    ledger.transition_intention("int-1", IntentionStatus.ABANDONED, "cancelled by alice", T0)
+    decisions, withdrawn = run_days(ledger, MindSpec(), resources=resources)
+    assert decisions == 1
+    assert withdrawn == []
+    suppressed = ledger.wants_[want.id]
+    assert suppressed.status is WantStatus.SUPPRESSED
+    assert [e.type for e in ledger.rows].count("plan_cancel_applied") == 1

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from minds.domain.corrections import correct_intention, revocations, stop_plan
+from minds.domain.corrections import after_cancel, correct_intention, revocations, stop_plan
 from minds.domain.intentions import IntentionStatus
 from minds.domain.planning.model import Cancellation, Lease, PlanStatus, StepState, StepStatus
 from minds.domain.resources.mind import IntentionCorrection
@@ -114,3 +114,11 @@ def test_a_revocation_names_the_person_and_leaves_an_irrevocable_commitment() ->
     state, reason = commitment_state(second, T0, context)
     assert state is CommitmentState.ACTIVE
     assert "revocation refused" in reason
+
+
+def test_a_cancelled_plans_wants_are_suppressed_in_the_persons_name() -> None:
+    want, done = a_want(), a_want(subject="ops/other", target="ops/other")
+    wants, decisions = after_cancel(an_intention(status=S.ABANDONED), BY_ALICE, [want, done], T0)
+    assert [w.id for w in wants] == [want.id]
+    assert wants[0].status is WantStatus.SUPPRESSED
+    assert decisions[0].reason == "plan of intention int-1 cancelled by alice: handled by hand"
