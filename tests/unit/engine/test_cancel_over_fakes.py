@@ -90,6 +90,7 @@ def test_a_step_acting_under_a_live_lease_is_never_interrupted() -> None:
     assert waiting.wake_at is not None
     assert waiting.wake_at.isoformat() == lease.replace("Z", "+00:00")
     assert phase(world, "heal") == "executing"
+    assert waiting.phase == "executing"  # its task lives on, to look again then
 
     world.clock.advance(PAST_THE_LEASE)
     world.executor("b").tick(NAMESPACE, "heal")
