@@ -36,8 +36,6 @@ from minds.engine.ports import Clock, EventPort, ExecutorLedger, NotFound, Resou
 
 #: Transitions one tick applies at most; the rest wait for the next wake-up.
 MAX_TRANSITIONS = 64
-#: A cancelled plan in these phases is stopped (or its stop finished, after a crash).
-CANCELLABLE = RUNNABLE | {PlanStatus.ABANDONED}
 
 
 @dataclass(frozen=True)
@@ -142,7 +140,7 @@ class Executor:
             if body["metadata"].get("deletionTimestamp"):
                 # A plan being deleted acts no more, whatever it was approved to do.
                 return TickResult(transitions, None, None)
-            if plan.cancellation is not None and status.phase in CANCELLABLE:
+            if plan.cancellation is not None and status.phase in RUNNABLE:
                 # A person stopped it: at once, or when the step acting now is done.
                 wake = cancelling.cancel(deps, body, plan)
                 stopped = status.phase if wake else PlanStatus.ABANDONED

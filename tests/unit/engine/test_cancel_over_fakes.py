@@ -124,3 +124,22 @@ def test_no_step_is_chained_after_the_cancellation() -> None:
     world.executor("a").tick(NAMESPACE, "heal")
     assert world.driver.calls == {"service.status": 1}
     assert world.steps("heal") == {"R1": "completed", "P1": "cancelled"}
+
+
+def test_a_controller_that_dies_before_the_last_write_leaves_the_stop_to_the_next() -> None:
+    world = World()
+    world.plan("heal", [read("R1"), restart("P1", "R1")])
+    cancel(world, "heal")
+
+    def dies(kind: Any, body: dict[str, Any]) -> None:
+        raise Crash("status write")
+
+    world.resources.before_write = dies
+    with pytest.raises(Crash):
+        world.executor("a").tick(NAMESPACE, "heal")
+    assert phase(world, "heal") == "validated"  # the plan is open: its task ticks it again
+    world.executor("b").tick(NAMESPACE, "heal")
+    assert phase(world, "heal") == "abandoned"
+    assert ledger_types(world, "heal").count("plan_cancelled") == 1
+    assert world.events.reasons().count("Cancelled") == 1
+    assert world.driver.calls == {}

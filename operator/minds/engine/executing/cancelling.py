@@ -1,10 +1,11 @@
 """A person cancelled the plan (``spec.cancellation``): stop it at a safe point, for good.
 
-The stop is one conditional status write computed by ``minds.domain.corrections.stop_plan``;
-it lands only on the status it was computed from, so a claim racing with it loses (or wins,
-and the stop waits for that step's lease). What follows is idempotent and ends with the
-``plan_cancelled`` row, so a controller that stopped half-way is followed by one that
-finishes: the plan's Approvals are withdrawn, its intention is abandoned in the person's name.
+No step of a cancelled plan is claimed any more (a claim computed before the cancellation
+carries an older resourceVersion and loses); a step acting under a live lease is let finish.
+Then what the stop means is done first, once (its ``plan_cancelled`` row marks it): the plan's
+Approvals are withdrawn, its intention is abandoned in the person's name. The status write that
+makes the plan ``abandoned`` comes last, so a controller that stops half-way leaves an open plan
+whose next tick finishes the stop; an ``abandoned`` plan has nothing left to do.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from datetime import datetime
 from typing import Any
 
 from minds.domain.corrections import cancelled_reason, stop_plan
+from minds.domain.execution.machine import RUNNABLE
 from minds.domain.intentions import IntentionStatus
 from minds.domain.plan_retention import plan_event_key
-from minds.domain.planning.model import Cancellation, Plan, PlanStatus
+from minds.domain.planning.model import Cancellation, Plan
 from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.conditional import write_status
@@ -28,26 +30,24 @@ CANCELLED = "plan_cancelled"
 def cancel(deps: Deps, body: dict[str, Any], plan: Plan) -> datetime | None:
     """Stop the cancelled plan, or say when to look again (a step is acting until then)."""
     assert plan.cancellation is not None
-    meta = body["metadata"]
-    if deps.ledger.event(plan_event_key(meta["uid"], CANCELLED)) is not None:
-        return None  # stopped and concluded before
     cancellation = plan.cancellation
-    now = deps.clock()
+    meta = body["metadata"]
+    status = PlanResourceStatus.model_validate(body.get("status") or {})
+    stop = stop_plan(status, cancellation, deps.clock())
+    if stop.wait_until is not None:
+        return stop.wait_until
+    if deps.ledger.event(plan_event_key(meta["uid"], CANCELLED)) is None:
+        _conclude(deps, body, plan, cancellation)
 
-    def compute(fresh: dict[str, Any]) -> tuple[dict[str, Any] | None, datetime | None]:
-        status = PlanResourceStatus.model_validate(fresh.get("status") or {})
-        if status.phase is PlanStatus.ABANDONED:
-            return None, None
-        stop = stop_plan(status, cancellation, now)
-        return (stop.status.to_k8s() if stop.status else None), stop.wait_until
+    def compute(fresh: dict[str, Any]) -> tuple[dict[str, Any] | None, None]:
+        # Nothing claims a step of a cancelled plan, so what was stopped stays stoppable.
+        current = PlanResourceStatus.model_validate(fresh.get("status") or {})
+        if current.phase not in RUNNABLE:
+            return None, None  # it ended meanwhile (a step whose lease ran out finished it)
+        stopped = stop_plan(current, cancellation, deps.clock()).status
+        return (stopped.to_k8s() if stopped else None), None
 
-    written, wait_until = write_status(
-        deps.resources, PLAN, meta["namespace"], meta["name"], compute
-    )
-    if wait_until is not None:
-        return wait_until
-    assert written is not None
-    _conclude(deps, written, plan, cancellation)
+    write_status(deps.resources, PLAN, meta["namespace"], meta["name"], compute)
     return None
 
 
