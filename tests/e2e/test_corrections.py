@@ -26,6 +26,7 @@ from tests.e2e.approval_support import (
 )
 from tests.e2e.executor_support import (
     apply,
+    deployment,
     form_intention,
     intention_of,
     intention_status,
@@ -34,7 +35,9 @@ from tests.e2e.executor_support import (
     run_as,
     user_kubeconfig,
     wait_phase,
+    wait_step,
 )
+from tests.e2e.world_support import break_pods, rollout_status
 from tests.fixtures.cluster import REPO, Cluster
 from tests.fixtures.docs import sh_commands
 from tests.fixtures.waiting import eventually
@@ -402,3 +405,64 @@ def test_every_command_in_correcting_a_mind_works(
         ),
         what="both commitments revoked",
     )
+
+
+# -- in the world: the mind does not plan again what a person cancelled ------------------------
+
+
+def plans_of(cluster: Cluster, namespace: str) -> list[str]:
+    items = json.loads(cluster.kubectl("get", "plans", "-n", namespace, "-o", "json").stdout)
+    return [item["metadata"]["name"] for item in items["items"]]
+
+
+@pytest.mark.usefixtures("world_controller")
+def test_a_cancelled_plan_of_the_mind_is_not_planned_again_at_once(
+    world: Cluster, world_namespace: str, e2e_ledger: Ledger, tmp_path: Path
+) -> None:
+    cluster, namespace = world, world_namespace
+    deployment(cluster, namespace)
+    rollout_status(cluster, namespace)
+    break_pods(cluster, namespace)
+    mind(
+        cluster,
+        namespace,
+        MIND,
+        cycleIntervalSeconds=5,
+        goals=[{"name": "atlas-running", "subject": {"name": "atlas-worker"}, "priority": 0.8}],
+        capabilityPolicy=[
+            {"capability": "service.restart", "decision": "approve"},
+            {"capability": "logs.query", "decision": "deny"},
+        ],
+        budget={"invocations": 100},
+    )
+    [plan] = eventually(lambda: plans_of(cluster, namespace), timeout=90, what="a plan")
+    approval = wait_step(cluster, namespace, plan, "P1", "awaiting_approval")["approvalRef"]
+
+    config = user_kubeconfig(cluster, namespace, "approver", tmp_path / "approver")
+    done = run_as(config, f"kubectl minds cancel plan {plan} --reason 'restarting it by hand'")
+    assert done.returncode == 0, done.stderr
+    wait_phase(cluster, namespace, plan, "abandoned")
+    phase(cluster, namespace, approval, "Withdrawn")
+    intention = intention_of(e2e_ledger, cluster, namespace, plan)
+    intention_status(e2e_ledger, intention.id, IntentionStatus.ABANDONED)
+    [applied] = eventually(
+        lambda: e2e_ledger.events(namespace=namespace, type="plan_cancel_applied"),
+        what="the cancelled plan's wants suppressed",
+    )
+    assert applied.payload["suppressed"]
+    suppressed = [
+        d
+        for d in e2e_ledger.decisions(namespace=namespace, mind=MIND, kind="suppression")
+        if "cancelled by approver" in d.data["reason"]
+    ]
+    assert suppressed
+
+    # Several cycles later, the workload still broken: no new plan, no new request.
+    def cycles() -> int:
+        return len(e2e_ledger.events(namespace=namespace, type="cycle_completed"))
+
+    seen = cycles()
+    eventually(lambda: cycles() >= seen + 4, timeout=120, what="four more cycles")
+    assert plans_of(cluster, namespace) == [plan]
+    listed = json.loads(cluster.kubectl("get", "approvals", "-n", namespace, "-o", "json").stdout)
+    assert [a["metadata"]["name"] for a in listed["items"]] == [approval]
