@@ -31,6 +31,7 @@ from tests.e2e.executor_support import (
     intention_of,
     intention_status,
     mind,
+    operator_plan,
     plan_body,
     run_as,
     user_kubeconfig,
@@ -228,6 +229,23 @@ def test_a_person_cancels_a_plan_in_their_own_name(
     assert missing.returncode == 1
     assert "not found" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def test_a_draft_is_not_cancelled_it_never_runs(cluster: Cluster, namespace: str) -> None:
+    setup_mind(cluster, namespace)
+    restart = {
+        "key": "P1",
+        "title": "restart atlas-worker",
+        "kind": "capability",
+        "capability": "service.restart",
+        "parameters": {"namespace": namespace, "name": "atlas-worker"},
+        "dependsOn": ["P1"],
+    }
+    apply(cluster, operator_plan(namespace, "loop", [restart]))
+    wait_phase(cluster, namespace, "loop", "draft")
+    refused = patch(cluster, "plan", "loop", namespace, cancellation("approver"), as_="approver")
+    assert refused.returncode != 0
+    assert "is a draft, which never runs" in refused.stderr
 
 
 # -- abandon or resume an intention, revoke a commitment --------------------------------------
