@@ -33,11 +33,13 @@ from tests.e2e.executor_support import (
     mind,
     operator_plan,
     plan_body,
+    read_step,
     run_as,
     user_kubeconfig,
     wait_phase,
     wait_step,
 )
+from tests.e2e.test_approvers import bind
 from tests.e2e.world_support import break_pods, rollout_status
 from tests.fixtures.cluster import REPO, Cluster
 from tests.fixtures.docs import sh_commands
@@ -62,23 +64,6 @@ def patch(
 
 def cancellation(by: str, reason: str = "handled by hand") -> dict[str, Any]:
     return {"spec": {"cancellation": {"by": by, "reason": reason}}}
-
-
-def bind(cluster: Cluster, namespace: str, role: str, user: str) -> None:
-    apply(
-        cluster,
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "RoleBinding",
-            "metadata": {"name": f"{user}-{role}", "namespace": namespace},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": role,
-            },
-            "subjects": [{"kind": "User", "name": user}],
-        },
-    )
 
 
 def spec_of(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
@@ -129,7 +114,7 @@ def test_a_changed_plan_is_refused_on_every_write_path(
     assert spec_of(cluster, namespace, PLAN) == before
 
     # Another tenant: an admin of their own namespace only is refused by RBAC here.
-    bind(cluster, other_namespace, "minds-admin", "intruder")
+    bind(cluster, other_namespace, "intruder", "minds-admin")
     tenant = patch(cluster, "plan", PLAN, namespace, cancellation("intruder"), as_="intruder")
     assert tenant.returncode != 0
     assert "forbidden" in tenant.stderr.lower()
@@ -233,15 +218,8 @@ def test_a_person_cancels_a_plan_in_their_own_name(
 
 def test_a_draft_is_not_cancelled_it_never_runs(cluster: Cluster, namespace: str) -> None:
     setup_mind(cluster, namespace)
-    restart = {
-        "key": "P1",
-        "title": "restart atlas-worker",
-        "kind": "capability",
-        "capability": "service.restart",
-        "parameters": {"namespace": namespace, "name": "atlas-worker"},
-        "dependsOn": ["P1"],
-    }
-    apply(cluster, operator_plan(namespace, "loop", [restart]))
+    # A step that depends on itself: admission keeps the plan a draft.
+    apply(cluster, operator_plan(namespace, "loop", [read_step("D1", namespace, "D1")]))
     wait_phase(cluster, namespace, "loop", "draft")
     refused = patch(cluster, "plan", "loop", namespace, cancellation("approver"), as_="approver")
     assert refused.returncode != 0
@@ -278,7 +256,7 @@ def test_abandon_and_resume_an_intention_with_the_name_in_the_ledger(
     )  # fmt: skip
     assert controller.returncode != 0
     assert "service accounts cannot correct a mind" in controller.stderr
-    bind(cluster, other_namespace, "minds-admin", "intruder")
+    bind(cluster, other_namespace, "intruder", "minds-admin")
     tenant = patch(cluster, "mind", MIND, namespace, add, as_="intruder", type_="json")
     assert tenant.returncode != 0
     assert "forbidden" in tenant.stderr.lower()
