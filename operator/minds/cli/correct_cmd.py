@@ -58,49 +58,51 @@ def cancel_plan_cmd(
     _as_me(kubeconfig, context, namespace, act)
 
 
-def _correct(action: str) -> Callable[..., None]:
+def _on_mind(
+    field: str, subject: str, verb: str, doc: str, action: str | None = None
+) -> Callable[..., None]:
+    """A command that appends one entry naming ``subject`` to the Mind's ``spec.FIELD``."""
+    extra = {"action": action} if action else {}
+
     def command(
         mind: str,
-        intention: str,
+        name: str = typer.Argument(..., metavar=subject.upper()),
         reason: str = REASON,
         namespace: str | None = NAMESPACE,
         kubeconfig: str | None = KUBECONFIG,
         context: str | None = CONTEXT,
     ) -> None:
         def act(api: client.ApiClient, ns: str, me: str) -> str:
-            entry = {"intention": intention, "action": action, "by": me, "reason": reason}
-            append_to_mind(api, ns, mind, "intentionCorrections", entry)
-            return f"mind {ns}/{mind}: {action} of intention {intention} asked by {me}"
+            entry = {subject: name, **extra, "by": me, "reason": reason}
+            append_to_mind(api, ns, mind, field, entry)
+            return f"mind {ns}/{mind}: {verb} {subject} {name}, asked by {me}"
 
         _as_me(kubeconfig, context, namespace, act)
 
-    command.__doc__ = {
-        "abandon": "Abandon an intention: the mind drops it and suppresses the want it serves.",
-        "resume": "Resume a blocked or suspended intention.",
-    }[action]
+    command.__doc__ = doc
     return command
 
 
-abandon = _correct("abandon")
-resume = _correct("resume")
-
-
-def revoke(
-    mind: str,
-    commitment: str,
-    reason: str = REASON,
-    namespace: str | None = NAMESPACE,
-    kubeconfig: str | None = KUBECONFIG,
-    context: str | None = CONTEXT,
-) -> None:
-    """Revoke a revocable commitment of a mind (an irrevocable one is refused)."""
-
-    def act(api: client.ApiClient, ns: str, me: str) -> str:
-        entry = {"commitment": commitment, "by": me, "reason": reason}
-        append_to_mind(api, ns, mind, "commitmentRevocations", entry)
-        return f"mind {ns}/{mind}: commitment {commitment} revoked by {me}"
-
-    _as_me(kubeconfig, context, namespace, act)
+abandon = _on_mind(
+    "intentionCorrections",
+    "intention",
+    "abandon",
+    "Abandon an intention: the mind drops it and suppresses the want it serves.",
+    action="abandon",
+)
+resume = _on_mind(
+    "intentionCorrections",
+    "intention",
+    "resume",
+    "Resume a blocked or suspended intention.",
+    action="resume",
+)
+revoke = _on_mind(
+    "commitmentRevocations",
+    "commitment",
+    "revoke",
+    "Revoke a revocable commitment of a mind (an irrevocable one is refused).",
+)
 
 
 def register(app: typer.Typer) -> None:
