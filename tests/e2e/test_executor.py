@@ -566,7 +566,8 @@ def test_every_command_in_the_execution_doc_works(
         for ctx in ("admin", "approver", "viewer")
     }
     outputs: dict[str, str] = {}
-    for command in sh_commands(EXECUTION_DOC, skip="Scaling out"):
+    # Their own tests run the sections on scaling out and on correcting a mind.
+    for command in sh_commands(EXECUTION_DOC, skip=("Scaling out", "Correcting a mind")):
         plan = "heal-b" if command.startswith("kubectl annotate") else "heal"
         line = (
             command.replace("<plan>", plan)
@@ -610,7 +611,10 @@ def test_every_command_in_the_execution_doc_works(
         approver, """kubectl patch plan ask --type=merge -p '{"spec":{"objective":"x"}}'"""
     )
     assert edit.returncode != 0
-    assert "only set the minds.dev/release annotation" in edit.stderr
+    assert "a changed plan is a new revision" in edit.stderr
+    relabel = run_as(approver, "kubectl label plan ask team=checkout")
+    assert relabel.returncode != 0
+    assert "only set the minds.dev/release annotation" in relabel.stderr
     viewer = run_as(configs["viewer"], "kubectl minds release ask P1")
     assert viewer.returncode != 0
     assert "forbidden" in viewer.stderr

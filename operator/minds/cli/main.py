@@ -9,6 +9,7 @@ import typer
 from minds.cli import (
     approve_cmd,
     controller_cmd,
+    correct_cmd,
     crds_cmd,
     db_cmd,
     dev_cmd,
@@ -38,6 +39,7 @@ app.command("why")(why_cmd.why)
 app.command("timeline")(why_cmd.timeline)
 app.command("fork")(why_cmd.fork)
 app.command("ask")(why_cmd.ask)
+correct_cmd.register(app)
 
 
 def main() -> None:

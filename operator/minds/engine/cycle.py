@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from minds.domain.attention import needs_attention
 from minds.domain.beliefs import PredictionStatus
 from minds.domain.capabilities.registry import CapabilityRegistry
+from minds.domain.corrections import revocations
 from minds.domain.intentions import (
     LIVE_STATUSES,
     IntentionKind,
@@ -63,6 +64,7 @@ from minds.engine.approval_service import ApprovalService
 from minds.engine.attention_reading import read_open
 from minds.engine.capability_service import CapabilityService, Invocation, Origin, OutcomeKind
 from minds.engine.conditional import write_status
+from minds.engine.correction_service import CorrectionService
 from minds.engine.planning_service import PlanningService
 from minds.engine.ports import Clock, NotFound, ResourcePort
 
@@ -108,6 +110,7 @@ class MindCycle:
         self._planning = planning
         self._clock = clock
         self._registry = registry
+        self._corrections = CorrectionService(ledger, resources)
 
     def run(self, namespace: str, name: str) -> CycleReport | None:
         """One cycle; None when another controller is running this mind's cycle right now."""
@@ -203,7 +206,7 @@ class MindCycle:
             k: CommitmentState(v)
             for k, v in self._ledger.commitment_states(namespace, name).items()
         }
-        context = CommitmentContext(spec=spec, recorded=recorded)
+        context = CommitmentContext(spec=spec, recorded=recorded, revocations=revocations(spec))
         states, commitment_decisions = check_commitments(
             now, context, namespace=namespace, mind=name, registry=self._registry
         )
@@ -214,6 +217,11 @@ class MindCycle:
         decisions += self._record(commitment_decisions)
         context = CommitmentContext(spec=spec, recorded={k: a.state for k, a in states.items()})
 
+        # Before wants are read: an intention a person abandoned has its wants suppressed.
+        decisions += self._corrections.apply(
+            body, spec, now, record=self._record, store_want=self._store_want,
+            withdraw=self._withdraw_pending,
+        )  # fmt: skip
         existing = [Want.model_validate(d) for d in self._ledger.wants(namespace, name)]
         derived = derive_wants(
             observations,

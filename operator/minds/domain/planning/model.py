@@ -369,6 +369,17 @@ class Alternative(Model):
     score: float | None = None
 
 
+class Cancellation(Model):
+    """A person stopped the plan, in their own name (admission checks `by`)."""
+
+    by: Annotated[str, Field(min_length=1, max_length=253)] = Field(
+        description="Who cancelled the plan: the authenticated username of the requester."
+    )
+    reason: Annotated[str, Field(min_length=1, max_length=1024)] = Field(
+        description="Why the plan was cancelled; kept in the ledger with the name."
+    )
+
+
 class Plan(Model):
     """The `Plan` resource's spec: explicit, revisable work for one intention."""
 
@@ -392,6 +403,12 @@ class Plan(Model):
     #: requires it to be the requester's own username, so four eyes can hold (the author does
     #: not approve its steps unless the Mind says so).
     author: Annotated[str, Field(min_length=1, max_length=253)] | None = None
+    cancellation: Cancellation | None = Field(
+        default=None,
+        description="Set by a person to stop the plan (kubectl minds cancel plan): the executor "
+        "stops it at a safe point, withdraws its pending Approvals and concludes its intention. "
+        "The only field of a Plan's spec a person may change after creation, once.",
+    )
 
     def step(self, key: str) -> Step | None:
         return next((step for step in self.steps if step.key == key), None)

@@ -132,6 +132,43 @@ class Commitment(Model):
     reason: str = Field(default="", max_length=1024)
 
 
+class CorrectionAction(StrEnum):
+    ABANDON = "abandon"
+    RESUME = "resume"
+
+
+class IntentionCorrection(Model):
+    """A person abandons or resumes an intention; the cycle applies it once, with the name."""
+
+    intention: str = Field(
+        min_length=1, max_length=128, description="The intention's id (kubectl minds why MIND)."
+    )
+    action: CorrectionAction = Field(
+        description="abandon: drop the intention and suppress the want it serves; resume: bring "
+        "back a blocked or suspended intention."
+    )
+    by: str = Field(
+        min_length=1,
+        max_length=253,
+        description="Who asks: must be the requester's own username (admission checks).",
+    )
+    reason: str = Field(min_length=1, max_length=1024, description="Why; kept in the ledger.")
+
+
+class CommitmentRevocation(Model):
+    """A person revokes a revocable commitment; irrevocable ones cannot be revoked."""
+
+    commitment: str = Field(
+        max_length=63, pattern=NAME, description="The name of a commitment in spec.commitments."
+    )
+    by: str = Field(
+        min_length=1,
+        max_length=253,
+        description="Who revokes: must be the requester's own username (admission checks).",
+    )
+    reason: str = Field(min_length=1, max_length=1024, description="Why; kept in the ledger.")
+
+
 class PolicyDecision(StrEnum):
     ALLOW = "allow"
     APPROVE = "approve"
@@ -286,6 +323,21 @@ class MindSpec(Model):
     dreams: bool = False
     #: Who may decide this mind's Approvals. Empty (the default) fails closed: nobody can.
     approvers: MindApprovers = Field(default_factory=MindApprovers)
+    intention_corrections: list[IntentionCorrection] = Field(
+        default_factory=list,
+        max_length=64,
+        # Present (empty) on every Mind, so a JSON patch can append to it ("/-").
+        json_schema_extra={"default": []},
+        description="People's corrections of intentions (kubectl minds abandon / resume); each "
+        "is applied once, in order.",
+    )
+    commitment_revocations: list[CommitmentRevocation] = Field(
+        default_factory=list,
+        max_length=64,
+        json_schema_extra={"default": [], **_map_list("commitment")},
+        description="Revocable commitments people revoked (kubectl minds revoke). A revocation "
+        "is final once the cycle records it.",
+    )
 
 
 class MindStatus(Model):

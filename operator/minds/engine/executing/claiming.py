@@ -195,11 +195,13 @@ def chained(
 ) -> Next | None:
     """A step came to rest in ``adopted``: the claim of the step that runs next, computed as a
     tick would compute it, when nothing stands between them (the plan still runs and is not
-    being deleted, its Mind is active, the budget allows the step). Anything else, including a
-    step that waits, an Approval to follow or a budget to block on, is left to the next tick,
-    which writes it as its own transition."""
+    being deleted or cancelled, its Mind is active, the budget allows the step). Anything
+    else, including a step that waits, an Approval to follow or a budget to block on, is left
+    to the next tick, which writes it as its own transition."""
     if adopted.phase not in RUNNABLE or body["metadata"].get("deletionTimestamp"):
         return None
+    if (body.get("spec") or {}).get("cancellation"):
+        return None  # a person cancelled it: the next tick stops it, nothing more starts
     mind = read_mind(deps, body["metadata"]["namespace"], plan.mind)
     if mind is None or not mind.active:
         return None
