@@ -176,14 +176,7 @@ def example_mind(cluster: Cluster, namespace: str) -> None:
 def restart_request(cluster: Cluster, namespace: str, plan: str, mind_name: str) -> str:
     """A Plan whose one step restarts atlas-worker; its executor raises the Approval (and it,
     nothing else, acts on it once decided). One plan each: a denial fails its own plan only."""
-    restart = {
-        "key": "P1",
-        "title": "restart atlas-worker",
-        "kind": "capability",
-        "capability": "service.restart",
-        "parameters": workload(namespace),
-    }
-    apply(cluster, operator_plan(namespace, plan, [restart], mind_name=mind_name))
+    apply(cluster, operator_plan(namespace, plan, [restart_step("P1", namespace)], mind_name))
     return str(wait_step(cluster, namespace, plan, "P1", "awaiting_approval")["approvalRef"])
 
 
@@ -290,6 +283,18 @@ def read_step(key: str, namespace: str, *depends_on: str, **over: Any) -> dict[s
         "title": f"read atlas-worker ({key})",
         "kind": "capability",
         "capability": "service.status",
+        "parameters": workload(namespace),
+        "dependsOn": list(depends_on),
+        **over,
+    }
+
+
+def restart_step(key: str, namespace: str, *depends_on: str, **over: Any) -> dict[str, Any]:
+    return {
+        "key": key,
+        "title": "restart atlas-worker",
+        "kind": "capability",
+        "capability": "service.restart",
         "parameters": workload(namespace),
         "dependsOn": list(depends_on),
         **over,

@@ -351,7 +351,7 @@ def test_an_exhausted_budget_blocks_the_step_the_plan_and_suspends_the_intention
     assert "blocked" in listed
     assert "D2: blocked (budget exhausted" in listed
     described = cluster.kubectl("describe", "plan", "thrifty", "-n", namespace).stdout
-    assert "step_blocked" in described
+    assert "StepBlocked" in described
     # Events are for what a person reads: a completed step is in the status and the ledger.
     assert "step_completed" not in described
 
@@ -566,7 +566,8 @@ def test_every_command_in_the_execution_doc_works(
         for ctx in ("admin", "approver", "viewer")
     }
     outputs: dict[str, str] = {}
-    for command in sh_commands(EXECUTION_DOC, skip="Scaling out"):
+    # Their own tests run the sections on scaling out and on correcting a mind.
+    for command in sh_commands(EXECUTION_DOC, skip=("Scaling out", "Correcting a mind")):
         plan = "heal-b" if command.startswith("kubectl annotate") else "heal"
         line = (
             command.replace("<plan>", plan)
@@ -585,7 +586,7 @@ def test_every_command_in_the_execution_doc_works(
     assert "blocked" in listed
     assert "P1: blocked (precondition not observable" in listed
     assert f"P1: approval {asked}" in listed
-    assert "step_blocked" in outputs["kubectl describe plan <plan>"]
+    assert "StepBlocked" in outputs["kubectl describe plan <plan>"]
     assert "P1" in outputs["minds plan show <plan>"]
     assert asked in outputs["kubectl get approvals"]
     kept = json.loads(
@@ -610,7 +611,10 @@ def test_every_command_in_the_execution_doc_works(
         approver, """kubectl patch plan ask --type=merge -p '{"spec":{"objective":"x"}}'"""
     )
     assert edit.returncode != 0
-    assert "only set the minds.dev/release annotation" in edit.stderr
+    assert "a changed plan is a new revision" in edit.stderr
+    relabel = run_as(approver, "kubectl label plan ask team=checkout")
+    assert relabel.returncode != 0
+    assert "only set the minds.dev/release annotation" in relabel.stderr
     viewer = run_as(configs["viewer"], "kubectl minds release ask P1")
     assert viewer.returncode != 0
     assert "forbidden" in viewer.stderr

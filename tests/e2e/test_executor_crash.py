@@ -139,7 +139,7 @@ def test_interrupted_restarts_are_resolved_from_the_ledger(
     intention = intention_of(e2e_ledger, cluster, namespace, "after")
     unverified = intention_status(e2e_ledger, intention.id, IntentionStatus.OUTCOME_UNVERIFIED)
     assert unverified.reason == UNKNOWN
-    assert "step_blocked" in cluster.kubectl("describe", "plan", "after", "-n", namespace).stdout
+    assert "StepBlocked" in cluster.kubectl("describe", "plan", "after", "-n", namespace).stdout
 
     # A person checked the workload and lets the step run again.
     approver = user_kubeconfig(cluster, namespace, "approver", tmp_path / "approver.kubeconfig")

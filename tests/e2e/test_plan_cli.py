@@ -168,4 +168,4 @@ def test_a_plan_cannot_claim_approval_or_progress(cluster: Cluster, namespace: s
 def test_show_of_a_missing_plan_exits_1(cluster: Cluster, namespace: str) -> None:
     shown = minds("plan", "show", "no-such-plan", "-n", namespace, kubeconfig=cluster.kubeconfig)
     assert shown.returncode == 1
-    assert f"plan {namespace}/no-such-plan not found" in shown.stderr
+    assert f"Plan {namespace}/no-such-plan not found" in shown.stderr

@@ -385,7 +385,13 @@ def test_a_finished_plan_stays_finished(
 
 @pytest.mark.parametrize(
     ("counter", "before", "after"),
-    [("invocations", 3, 1), ("approvals", 2, 0), ("money", 2.5, 1.25), ("tokens", 900, 0)],
+    [
+        ("invocations", 3, 1),
+        ("checks", 40, 7),
+        ("approvals", 2, 0),
+        ("money", 2.5, 1.25),
+        ("tokens", 900, 0),
+    ],
 )
 def test_plan_budget_counters_only_grow(
     cluster: Cluster,

@@ -20,6 +20,7 @@ from typing import Any
 from minds.adapters.kube.selectors import LabelSelector
 from minds.domain.errors import AlreadyExists, Conflict, NotFound
 from minds.domain.resources.kinds import Kind
+from minds.domain.story import is_reason
 
 
 class FakeResources:
@@ -102,12 +103,15 @@ class FakeResources:
 
 
 class FakeEvents:
-    """Kubernetes Events as a list: (object name, type, reason, message)."""
+    """Kubernetes Events as a list: (object name, type, reason, message). A reason outside the
+    table of ``minds.domain.story.Reason`` fails the test that posted it."""
 
     def __init__(self) -> None:
         self.posted: list[tuple[str, str, str, str]] = []
 
     def post(self, body: dict[str, Any], *, type_: str, reason: str, message: str) -> None:
+        assert is_reason(reason), f"Event reason {reason!r} is not a CamelCase member of Reason"
+        assert type_ in ("Normal", "Warning"), type_
         self.posted.append((body["metadata"]["name"], type_, reason, message))
 
     def reasons(self) -> list[str]:

@@ -67,6 +67,10 @@ SHOWN_STATUS: dict[str, Any] = {
     "progress": "1/3",
     "waitingOn": "approval restart-atlas-worker-p1",
     "validation": {"errors": [], "warnings": [], "order": ["D1", "P1", "V1"]},
+    # D1 read once; P1 looked at its precondition, then asked (an invocation and an approval).
+    "actual": {"invocations": 2, "checks": 1, "approvals": 1},
+    "budget": {"invocations": 20, "checks": 200},
+    "estimate": {"invocations": 2, "checks": 7, "approvals": 1, "wallSeconds": 74},
     "steps": [
         {
             "key": "D1",

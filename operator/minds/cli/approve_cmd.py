@@ -2,7 +2,8 @@
 
 Equivalent to ``kubectl patch approval NAME --type=merge -p '{"spec":{"decision":...,
 "decidedBy":"<you>"}}'``, with ``decidedBy`` filled from the identity the API server
-authenticates (SelfSubjectReview), so there is nothing to mistype.
+authenticates (SelfSubjectReview), so there is nothing to mistype. A refusal is answered by
+``minds.cli.failures``: the server's reason in one line, exit 1.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import typer
 
 from minds.adapters.kube.client import api_client, current_namespace
-from minds.adapters.kube.people import DecisionRefused, decide, request_release, whoami
+from minds.adapters.kube.people import decide, request_release, whoami
 
 NAMESPACE = typer.Option(
     None, "--namespace", "-n", help="Namespace of the Approval (default: the context's)."
@@ -30,11 +31,7 @@ def _decide(
     api = api_client(kubeconfig, context)
     namespace = namespace or current_namespace(kubeconfig, context)
     me = whoami(api)
-    try:
-        decide(api, namespace, name, decision, me, note)
-    except DecisionRefused as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+    decide(api, namespace, name, decision, me, note)
     typer.echo(f"approval {namespace}/{name}: {decision} by {me}")
 
 
@@ -71,9 +68,5 @@ def release(
     api = api_client(kubeconfig, context)
     namespace = namespace or current_namespace(kubeconfig, context)
     me = whoami(api)
-    try:
-        request_release(api, namespace, plan, step, me)
-    except DecisionRefused as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from exc
+    request_release(api, namespace, plan, step, me)
     typer.echo(f"plan {namespace}/{plan}: release of step {step} requested by {me}")

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from minds.cli import (
     approve_cmd,
     controller_cmd,
+    correct_cmd,
     crds_cmd,
     db_cmd,
     dev_cmd,
+    failures,
     metrics_cmd,
     plan_cmd,
     why_cmd,
@@ -35,7 +39,17 @@ app.command("why")(why_cmd.why)
 app.command("timeline")(why_cmd.timeline)
 app.command("fork")(why_cmd.fork)
 app.command("ask")(why_cmd.ask)
+correct_cmd.register(app)
+
+
+def main() -> None:
+    """The entry point of ``minds`` and ``kubectl-minds``: the commands, with every failure a
+    person can cause or fix answered in one line (see ``minds.cli.failures``)."""
+    try:
+        app()
+    except Exception as exc:  # answered by the table, or re-raised by report()
+        sys.exit(failures.report(exc))
 
 
 if __name__ == "__main__":  # pragma: no cover
-    app()
+    main()

@@ -73,6 +73,7 @@ def _use(plan: Plan) -> str:
     use, budget = plan.estimate, plan.budget
     parts = [
         f"{count(use.invocations, 'invocation')} (budget {budget.invocations})",
+        f"{count(use.checks, 'check')} (budget {budget.checks})",
         count(use.approvals, "approval"),
         f"{use.wall_seconds} s wall time",
     ]
@@ -142,29 +143,15 @@ def validate(
 def _read_plan(
     name: str, namespace: str, kubeconfig: Path | None, context: str | None
 ) -> dict[str, Any]:
-    from kubernetes.client.exceptions import ApiException
-    from kubernetes.config import ConfigException
-    from urllib3.exceptions import HTTPError
-
     from minds.adapters.kube.client import KubeResources, api_client
-    from minds.domain.errors import NotFound, Refused
+    from minds.cli import failures
     from minds.domain.resources.kinds import PLAN
 
     try:
-        api = api_client(str(kubeconfig) if kubeconfig else None, context)
-    except ConfigException as exc:
-        raise _fail(f"no cluster to read from: {exc}") from exc
-    try:
-        with api:
+        with api_client(str(kubeconfig) if kubeconfig else None, context) as api:
             return KubeResources(api).get(PLAN, namespace, name)
-    except NotFound as exc:
-        raise _fail(f"plan {namespace}/{name} not found", INVALID) from exc
-    except Refused as exc:
-        raise _fail(f"reading plan {namespace}/{name}: {exc}") from exc
-    except ApiException as exc:
-        raise _fail(f"reading plan {namespace}/{name}: {exc.status} {exc.reason}") from exc
-    except (HTTPError, OSError) as exc:  # refused, unreachable, TLS
-        raise _fail(f"cannot reach the cluster: {exc}") from exc
+    except Exception as exc:  # answered by the shared table, or re-raised by report()
+        raise typer.Exit(failures.report(exc)) from exc
 
 
 @app.command()
@@ -197,4 +184,4 @@ def show(
     if dot:
         typer.echo(render_dot(plan, status, name), nl=False)
     else:
-        typer.echo(render_show(name, namespace, plan, status))
+        typer.echo(render_show(name, namespace, plan, status, datetime.now(UTC)))

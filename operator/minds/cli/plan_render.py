@@ -15,16 +15,25 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
+from pydantic import ValidationError
+
 from minds.domain.capabilities.registry import REGISTRY
+from minds.domain.execution.machine import OPEN_PLAN
+from minds.domain.planning.budget import KINDS, Kind, elapsed, number
+from minds.domain.planning.budget import rows as budget_rows
 from minds.domain.planning.graph import cycles, dependency_graph, topological_order
 from minds.domain.planning.model import (
+    Budget,
     Check,
     Comparison,
     Plan,
+    ResourceUse,
     Step,
     StepKind,
+    StepState,
     StepStatus,
     ValidationIssue,
     ValidationResult,
@@ -388,8 +397,62 @@ def render_header(name: str, namespace: str, spec: Plan, status: Mapping[str, An
     return lines
 
 
-def render_show(name: str, namespace: str, spec: Plan, status: Mapping[str, Any]) -> str:
-    """What `minds plan show` prints: the header, a blank line, the tree."""
+def _lenient(model: type[Budget] | type[ResourceUse], raw: object) -> Any:
+    if not isinstance(raw, Mapping):
+        return None
+    try:
+        return model.model_validate(raw)
+    except ValidationError:
+        return None
+
+
+def _amount(value: float | None) -> str:
+    return "-" if value is None else number(value)
+
+
+def render_budget(spec: Plan, status: Mapping[str, Any], now: datetime | None) -> list[str]:
+    """Each kind of the budget the executor enforces: used, cap (``-``: none) and the estimate
+    admission computed. Wall time used runs from the first step started to ``now`` (``-``
+    without a clock, or while no step has started)."""
+    cap: Budget = _lenient(Budget, status.get("budget")) or spec.budget
+    use: ResourceUse = _lenient(ResourceUse, status.get("actual")) or ResourceUse()
+    estimate: ResourceUse | None = _lenient(ResourceUse, status.get("estimate"))
+    lines = [f"{'budget':<14}{'used':>6}{'cap':>7}{'estimate':>10}"]
+    for row in budget_rows(cap, use, estimate):
+        used: float | None = row.used
+        if row.kind is Kind.WALL_SECONDS:
+            used = _wall(status, now)
+        lines.append(
+            f"  {KINDS[row.kind].noun:<12}{_amount(used):>6}{_amount(row.cap):>7}"
+            f"{_amount(row.estimate):>10}"
+        )
+    return lines
+
+
+def _wall(status: Mapping[str, Any], now: datetime | None) -> float | None:
+    states: list[StepState] = []
+    for raw in status.get("steps") or []:
+        try:
+            states.append(StepState.model_validate(raw))
+        except ValidationError:
+            continue
+    if now is None or not any(s.started_at for s in states):
+        return None
+    if status.get("phase") not in OPEN_PLAN:
+        # A plan at rest spends no more time: count up to its last step's end.
+        now = max((s.finished_at for s in states if s.finished_at), default=now)
+    return elapsed(states, now)
+
+
+def render_show(
+    name: str, namespace: str, spec: Plan, status: Mapping[str, Any], now: datetime | None = None
+) -> str:
+    """What `minds plan show` prints: the header, the budget, a blank line, the tree."""
     return "\n".join(
-        [*render_header(name, namespace, spec, status), "", *render_tree(spec, status)]
+        [
+            *render_header(name, namespace, spec, status),
+            *render_budget(spec, status, now),
+            "",
+            *render_tree(spec, status),
+        ]
     )

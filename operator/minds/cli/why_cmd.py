@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
 import typer
 
 from minds.adapters.kube.client import KubeResources, api_client, current_namespace
 from minds.adapters.ledger import Ledger
-from minds.domain.errors import Refused
 from minds.engine.why import Explainer
 
 NAMESPACE = typer.Option(None, "--namespace", "-n", help="Default: the context's namespace.")
@@ -58,9 +56,6 @@ def why(
         except ValueError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from exc
-        except Refused as exc:  # RBAC: who asks may not read what the answer needs
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(1) from exc
     if output == "json":
         typer.echo(json.dumps([link.to_dict() for link in links], indent=2, default=str))
         return
@@ -133,7 +128,6 @@ def ask(
 ) -> None:
     """Put a question or request to a mind; it becomes a want in its next cycle."""
     from kubernetes import client
-    from kubernetes.client.exceptions import ApiException
 
     from minds.domain.ledger import idempotency_key
     from minds.domain.resources.kinds import MIND
@@ -142,25 +136,19 @@ def ask(
     namespace = namespace or current_namespace(kubeconfig, context)
     name = f"ask-{idempotency_key('ask', mind, text)[:10]}"
     custom = client.CustomObjectsApi(api)
-    try:
-        body: dict[str, Any] = custom.get_namespaced_custom_object(  # type: ignore[assignment]
-            MIND.group, MIND.version, namespace, MIND.plural, mind
-        )
-        requests = list((body.get("spec") or {}).get("requests") or [])
-        if all(r.get("name") != name for r in requests):
-            requests.append({"name": name, "text": text})
-        custom.patch_namespaced_custom_object(
-            MIND.group,
-            MIND.version,
-            namespace,
-            MIND.plural,
-            mind,
-            {
-                "metadata": {"resourceVersion": body["metadata"]["resourceVersion"]},
-                "spec": {"requests": requests},
-            },
-        )
-    except ApiException as exc:
-        typer.echo(f"error: {exc.reason}: {exc.body}", err=True)
-        raise typer.Exit(1) from exc
+    body = KubeResources(api).get(MIND, namespace, mind)
+    requests = list((body.get("spec") or {}).get("requests") or [])
+    if all(r.get("name") != name for r in requests):
+        requests.append({"name": name, "text": text})
+    custom.patch_namespaced_custom_object(
+        MIND.group,
+        MIND.version,
+        namespace,
+        MIND.plural,
+        mind,
+        {
+            "metadata": {"resourceVersion": body["metadata"]["resourceVersion"]},
+            "spec": {"requests": requests},
+        },
+    )
     typer.echo(f"asked {namespace}/{mind} ({name})")

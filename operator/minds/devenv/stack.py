@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -42,11 +43,16 @@ class Stack:
     own_cluster: bool
     own_postgres: bool
 
-    def env_lines(self) -> str:
+    def env_lines(self, tools: Path | None = None) -> str:
+        """What ``source .dev/env`` sets: where the cluster and the ledger are, and ``tools``
+        (default: this interpreter's bin, where ``minds`` and ``kubectl-minds`` are installed)
+        first on PATH, so ``kubectl minds`` finds its plugin in any shell."""
+        bin_dir = tools or Path(sys.executable).parent
         return (
             f"export KUBECONFIG={self.kubeconfig}\n"
             f"export MINDS_DATABASE_URL={self.database_url}\n"
             f"export MINDS_DATABASE_OWNER_URL={self.owner_database_url}\n"
+            f'export PATH="{bin_dir}:$PATH"\n'
         )
 
 

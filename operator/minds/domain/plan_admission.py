@@ -129,6 +129,7 @@ def effective_budget(plan: Budget, mind: Budget) -> Budget:
 
     return Budget(
         invocations=min(plan.invocations, mind.invocations),
+        checks=min(plan.checks, mind.checks),
         wall_seconds=cast(int | None, tighter(plan.wall_seconds, mind.wall_seconds)),
         money=tighter(plan.money, mind.money),
         approvals=cast(int | None, tighter(plan.approvals, mind.approvals)),

@@ -55,6 +55,7 @@ from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 from minds.domain.resources.mind import MindSpec
 from minds.engine.capability_service import LABEL_PLAN_UID
 from minds.engine.conditional import write_status
+from minds.engine.mind_story import tell_mind
 from minds.engine.plan_authors import plan_author
 from minds.engine.ports import Clock, EventPort, LedgerPort, ResourcePort
 from minds.engine.telemetry import NO_TELEMETRY, Telemetry
@@ -118,7 +119,7 @@ class ApprovalService:
         spec = body.get("spec") or {}
         now = at or self._clock()
         new = self._ledger.append_event(
-            EventRecord(
+            row := EventRecord(
                 mind=spec.get("mind") or "-",
                 namespace=meta["namespace"],
                 type=type_,
@@ -134,6 +135,8 @@ class ApprovalService:
                 idempotency_key=idempotency_key("approval", type_, meta["uid"]),
             )
         )
+        if new:
+            tell_mind(self._events, self._resources, [row])
         # Counted when the ledger line is new, so a replay or a second controller adds none.
         if new and type_ in DECISIONS:
             self._telemetry.approval_decided(

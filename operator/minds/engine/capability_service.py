@@ -360,9 +360,10 @@ class CapabilityService:
             OutcomeKind.DENIED, "every covering grant was used up concurrently"
         )
 
-    def preview(self, inv: Invocation) -> Preview:
+    def preview(self, inv: Invocation, *, dry_run: bool = True) -> Preview:
         """The decision an invoke would get, with no side effects: nothing is written to the
-        ledger or the cluster except a server-side dry run of a writing capability."""
+        ledger or the cluster except a server-side dry run of a writing capability (unless
+        ``dry_run`` is False: the budget asks only for the decision)."""
         spec, why_not = self._mind(inv.namespace, inv.origin.mind)
         if spec is None:
             return Preview(
@@ -373,7 +374,8 @@ class CapabilityService:
         dry: DriverResult | None = None
         cap = self._registry.get(inv.capability)
         if (
-            cap is not None
+            dry_run
+            and cap is not None
             and not cap.read_only
             and decision.decision is not PolicyDecision.DENY
             and self._drivers.supports_dry_run(inv.capability)

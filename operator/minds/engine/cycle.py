@@ -17,8 +17,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from minds.domain.attention import needs_attention
 from minds.domain.beliefs import PredictionStatus
 from minds.domain.capabilities.registry import CapabilityRegistry
+from minds.domain.corrections import revocations
 from minds.domain.execution.machine import OPEN_PLAN
 from minds.domain.intentions import (
     LIVE_STATUSES,
@@ -30,6 +32,7 @@ from minds.domain.intentions import (
 from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
 from minds.domain.planning.model import Plan
 from minds.domain.resources.approval import Explanation
+from minds.domain.resources.common import set_condition
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 from minds.domain.resources.mind import MindSpec, MindStatus
 from minds.domain.volition.commitments import (
@@ -63,8 +66,10 @@ from minds.domain.volition.wants import (
     goal_met,
 )
 from minds.engine.approval_service import ApprovalService
+from minds.engine.attention_reading import read_open
 from minds.engine.capability_service import CapabilityService, Invocation, Origin, OutcomeKind
 from minds.engine.conditional import write_status
+from minds.engine.correction_service import CorrectionService
 from minds.engine.planning_service import PlanningService
 from minds.engine.ports import Clock, NotFound, ResourcePort
 
@@ -108,6 +113,7 @@ class MindCycle:
         self._planning = planning
         self._clock = clock
         self._registry = registry
+        self._corrections = CorrectionService(ledger, resources)
 
     def run(self, namespace: str, name: str) -> CycleReport | None:
         """One cycle; None when another controller is running this mind's cycle right now."""
@@ -204,7 +210,7 @@ class MindCycle:
             k: CommitmentState(v)
             for k, v in self._ledger.commitment_states(namespace, name).items()
         }
-        context = CommitmentContext(spec=spec, recorded=recorded)
+        context = CommitmentContext(spec=spec, recorded=recorded, revocations=revocations(spec))
         states, commitment_decisions = check_commitments(
             now, context, namespace=namespace, mind=name, registry=self._registry
         )
@@ -215,6 +221,11 @@ class MindCycle:
         decisions += self._record(commitment_decisions)
         context = CommitmentContext(spec=spec, recorded={k: a.state for k, a in states.items()})
 
+        # Before wants are read: an intention a person abandoned has its wants suppressed.
+        decisions += self._corrections.apply(
+            body, spec, now, record=self._record, store_want=self._store_want,
+            withdraw=self._withdraw_pending,
+        )  # fmt: skip
         existing = [Want.model_validate(d) for d in self._ledger.wants(namespace, name)]
         derived = derive_wants(
             observations,
@@ -472,6 +483,8 @@ class MindCycle:
             and (a.get("status") or {}).get("phase", "Pending") == "Pending"
         )
 
+        attention = needs_attention(read_open(self._ledger, self._resources, namespace, name), now)
+
         def compute(current: dict[str, Any]) -> tuple[dict[str, Any] | None, None]:
             status = MindStatus.model_validate(current.get("status") or {})
             after = status.model_copy(
@@ -480,6 +493,7 @@ class MindCycle:
                     "open_intentions": intentions,
                     "open_plans": plans,
                     "pending_approvals": approvals,
+                    "conditions": set_condition(status.conditions, attention),
                     "last_cycle_at": now,
                     "last_cycle": report.summary[:1024],
                 }

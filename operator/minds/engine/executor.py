@@ -28,7 +28,7 @@ from minds.domain.planning.model import Plan, PlanOrigin, PlanStatus, Step
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.approval_service import ApprovalService
 from minds.engine.capability_service import CapabilityService
-from minds.engine.executing import acting, claiming, conclusion, following, recovery
+from minds.engine.executing import acting, cancelling, claiming, conclusion, following, recovery
 from minds.engine.executing.context import Deps, read_mind, read_plan
 from minds.engine.executing.outcome import Claimed
 from minds.engine.planning_service import PlanningService
@@ -140,6 +140,11 @@ class Executor:
             if body["metadata"].get("deletionTimestamp"):
                 # A plan being deleted acts no more, whatever it was approved to do.
                 return TickResult(transitions, None, None)
+            if plan.cancellation is not None and status.phase in RUNNABLE:
+                # A person stopped it: at once, or when the step acting now is done.
+                wake = cancelling.cancel(deps, body, plan)
+                stopped = status.phase if wake else PlanStatus.ABANDONED
+                return TickResult(transitions, wake, stopped)
             if status.phase not in RUNNABLE:
                 if status.phase in conclusion.CONCLUSIONS:
                     conclusion.conclude(deps, body, plan, status)

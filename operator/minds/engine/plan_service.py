@@ -15,6 +15,7 @@ from minds.domain.resources.kinds import MIND, PLAN
 from minds.domain.resources.mind import MindSpec
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.conditional import write_status
+from minds.engine.mind_story import tell_mind
 from minds.engine.ports import Clock, EventPort, LedgerPort, ResourcePort
 
 
@@ -65,7 +66,7 @@ class PlanService:
         result = admission.result
         type_ = EventType.PLAN_VALIDATED if result.ok else EventType.PLAN_DRAFTED
         inserted = self._ledger.append_event(
-            EventRecord(
+            row := EventRecord(
                 mind=spec.get("mind") or "-",
                 namespace=meta["namespace"],
                 type=type_,
@@ -84,6 +85,7 @@ class PlanService:
         )
         if not inserted:
             return
+        tell_mind(self._events, self._resources, [row])
         if result.ok:
             self._events.post(
                 body,

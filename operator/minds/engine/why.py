@@ -11,8 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from minds.domain.resources.kinds import APPROVAL, PLAN
-from minds.engine.ports import NotFound, ResourcePort
+from minds.domain.beliefs import PredictionStatus
+from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
+from minds.engine.ports import ResourcePort
+
+#: The ledger rows that say how a plan ended badly, the first with a reason telling why.
+_ENDED = ("plan_failed", "plan_reconsidered")
 
 
 @dataclass
@@ -66,12 +70,9 @@ class Explainer:
 
     def _plan_chain(self, namespace: str, name: str, step: str | None) -> list[Link]:
         links: list[Link] = []
-        try:
-            plan = self._resources.get(PLAN, namespace, name)
-        except NotFound:
-            plan = None
-        spec = (plan or {}).get("spec") or {}
-        status = (plan or {}).get("status") or {}
+        plan = self._resources.get(PLAN, namespace, name)
+        spec = plan.get("spec") or {}
+        status = plan.get("status") or {}
         if step:
             links += self._step_links(namespace, name, step, spec, status)
         links.append(
@@ -83,10 +84,49 @@ class Explainer:
                 {"supersedes": spec.get("supersedes"), "alternatives": spec.get("alternatives")},
             )
         )
+        if spec.get("supersedes") and spec.get("mind"):
+            links += self._superseded(namespace, spec["mind"], spec["supersedes"])
         intention_id = spec.get("intention")
         if not intention_id:
             return links
         links += self._intention_chain(namespace, intention_id)
+        return links
+
+    def _superseded(self, namespace: str, mind: str, old: str) -> list[Link]:
+        """The revision this one replaced: why it failed, and the predictions it made that
+        the world refuted (what the mind learnt from it), from the ledger: the old Plan may
+        be gone."""
+        ended = [
+            e
+            for e in self._ledger.events(namespace=namespace, mind=mind, type=_ENDED)
+            if e.subject.name == old
+        ]
+        reason = next((str(e.payload["reason"]) for e in ended if e.payload.get("reason")), None)
+        links = [
+            Link(
+                "Plan",
+                old,
+                "the revision before this one failed"
+                + (f": {reason[:300]}" if reason else "")
+                + "; this revision replaced it",
+                {"ended": [e.type for e in ended]},
+            )
+        ]
+        for prediction in self._ledger.predictions(namespace, mind, PredictionStatus.REFUTED):
+            if prediction.plan != old:
+                continue
+            belief = self._ledger.belief(prediction.belief_id) if prediction.belief_id else None
+            expected = belief.statement if belief is not None else "the expected outcome"
+            seen = (prediction.observation or {}).get("summary")
+            links.append(
+                Link(
+                    "Prediction",
+                    prediction.id,
+                    f"refuted: {expected} (step {prediction.step}, confidence "
+                    f"{prediction.confidence:.2f})" + (f"; observed: {seen}" if seen else ""),
+                    {"criteria": prediction.criteria, "observation": prediction.observation},
+                )
+            )
         return links
 
     def _step_links(
@@ -187,7 +227,9 @@ class Explainer:
         return links
 
     def timeline(self, namespace: str, mind: str) -> list[dict[str, Any]]:
-        """Everything the mind did and chose, in order: ledger events and decisions merged."""
+        """Everything the mind did and chose, in order: ledger events and decisions merged.
+        Raises NotFound for a name that is neither a Mind nor in the ledger (a deleted Mind
+        keeps its history)."""
         items: list[dict[str, Any]] = [
             {
                 "at": e.occurred_at.isoformat(),
@@ -206,6 +248,8 @@ class Explainer:
             }
             for d in self._ledger.decisions(namespace=namespace, mind=mind)
         ]
+        if not items:
+            self._resources.get(MIND, namespace, mind)
         return sorted(items, key=lambda item: item["at"])
 
 

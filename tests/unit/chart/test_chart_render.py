@@ -61,6 +61,7 @@ def test_every_rendered_object_is_valid_kubernetes(helm: Helm) -> None:
         "free-form-policy.yaml",
         "status-policy.yaml",
         "grant-policy.yaml",
+        "corrections-policy.yaml",
     ],
 )
 def test_rbac_and_policies_are_the_files_themselves(helm: Helm, name: str) -> None:

@@ -4,6 +4,7 @@ codes, findings with field paths, JSON) and the pure renderings `show` prints.""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,14 @@ from typer.testing import CliRunner
 from minds.adapters.kube.client import current_namespace
 from minds.cli.main import app
 from minds.cli.plan_dot import quote, render_dot
-from minds.cli.plan_render import layout, render_header, render_show, render_tree, seconds
+from minds.cli.plan_render import (
+    layout,
+    render_budget,
+    render_header,
+    render_show,
+    render_tree,
+    seconds,
+)
 from minds.devenv.install import repo_root
 from minds.domain.planning.model import Plan
 
@@ -66,7 +74,10 @@ def test_valid_example_exits_0_with_order_and_estimate() -> None:
     result = run("validate", str(EXAMPLE))
     assert result.exit_code == 0, result.output
     assert "order: D1 → P1 → V1" in result.stdout
-    assert "estimate: 9 invocations (budget 20), 1 approval, 74 s wall time" in result.stdout
+    assert (
+        "estimate: 2 invocations (budget 20), 7 checks (budget 200), 1 approval, 74 s wall time"
+        in result.stdout
+    )
     assert result.stdout.rstrip().endswith("valid (0 errors, 0 warnings)")
 
 
@@ -212,16 +223,16 @@ def monitor(**over: Any) -> dict[str, Any]:
 
 
 def test_the_estimate_is_computed_not_taken_from_the_spec(tmp_path: Path) -> None:
-    # A monitor polling every 30 s for an hour needs 120 invocations, whatever the author says.
-    claimed = plan(monitor(), estimate={"invocations": 1})
+    # A monitor polling every 30 s for an hour makes 120 checks, whatever the author says.
+    claimed = plan(monitor(), estimate={"checks": 1}, budget={"checks": 100})
     result = run("validate", write(tmp_path, claimed))
     assert result.exit_code == 0
     assert "warning estimate_over_budget (field estimate)" in result.stdout
-    assert "120 invocations > 20" in result.stdout
-    slow = plan(monitor(intervalSeconds=300), estimate={"invocations": 999})
+    assert "120 checks > 100" in result.stdout
+    slow = plan(monitor(intervalSeconds=300), estimate={"checks": 999}, budget={"checks": 100})
     result = run("validate", write(tmp_path, slow))
     assert "estimate_over_budget" not in result.stdout
-    assert "estimate: 12 invocations (budget 20)" in result.stdout
+    assert "estimate: 0 invocations (budget 20), 12 checks (budget 100)" in result.stdout
 
 
 # --- show (without a cluster) --------------------------------------------------------------
@@ -250,7 +261,7 @@ def test_show_says_when_the_cluster_cannot_be_reached(tmp_path: Path) -> None:
     )
     result = run("show", "p", "-n", "ns", "--kubeconfig", str(kubeconfig))
     assert result.exit_code == 2
-    assert "cannot reach the cluster" in result.stderr
+    assert "cannot reach the API server" in result.stderr
 
 
 def test_show_without_any_kubeconfig_exits_2(tmp_path: Path) -> None:
@@ -514,3 +525,51 @@ def test_dot_quotes_what_people_write() -> None:
     assert quote('say "hi"\\now\nthen') == '"say \\"hi\\"\\\\now\\nthen"'
     dot = render_dot(parse(wait("A"), objective='the "main" one'), {})
     assert 'label="the \\"main\\" one"' in dot
+
+
+# --- the budget in show ----------------------------------------------------------------------
+
+
+def budget_lines(status: dict[str, Any], now: Any = None) -> dict[str, list[str]]:
+
+    spec = Plan.model_validate(plan(capability("R1")))
+    lines = render_budget(
+        spec, status, datetime.fromisoformat(now).replace(tzinfo=UTC) if now else None
+    )
+    assert lines[0].split() == ["budget", "used", "cap", "estimate"]
+    return {" ".join(line.split()[:-3]): line.split()[-3:] for line in lines[1:]}
+
+
+def test_show_renders_each_budget_kind_used_of_its_cap() -> None:
+    status = {
+        "phase": "blocked",
+        "actual": {"invocations": 3, "checks": 200, "approvals": 1, "money": 1.5},
+        "budget": {"invocations": 20, "checks": 200, "approvals": 2, "money": 5},
+        "estimate": {"invocations": 3, "checks": 31, "approvals": 1},
+        "steps": [{"key": "R1", "status": "blocked", "startedAt": "2026-01-01T00:00:00Z"}],
+    }
+    shown = budget_lines(status, "2026-01-01T00:10:00")
+    assert shown == {
+        "invocations": ["3", "20", "3"],
+        "checks": ["200", "200", "31"],
+        "approvals": ["1", "2", "1"],
+        "wall seconds": ["600", "-", "0"],
+        "money": ["1.5", "5", "0"],
+    }
+
+
+def test_show_reads_a_garbled_budget_leniently_and_a_plan_at_rest_spends_no_more_time() -> None:
+    status = {
+        "phase": "completed",
+        "actual": "lots",
+        "budget": {"invocations": -1},
+        "steps": [
+            {"key": "R1", "status": "completed", "startedAt": "2026-01-01T00:00:00Z",
+             "finishedAt": "2026-01-01T00:00:42Z"},
+        ],
+    }  # fmt: skip
+    shown = budget_lines(status, "2026-03-01T00:00:00")
+    # The spec's budget (20 invocations by default), nothing used, no estimate.
+    assert shown["invocations"] == ["0", "20", "-"]
+    assert shown["wall seconds"] == ["42", "-", "-"]
+    assert budget_lines(status)["wall seconds"] == ["-", "-", "-"]

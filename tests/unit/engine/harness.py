@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minds.domain.base import Model
-from minds.domain.capabilities.registry import REGISTRY
+from minds.domain.capabilities.registry import REGISTRY, CapabilityRegistry
 from minds.domain.capabilities.results import DriverResult
 from minds.domain.resources.kinds import MIND, PLAN
 from minds.engine.approval_service import ApprovalService
@@ -74,6 +74,7 @@ class World:
     ledger: FakeLedger = field(default_factory=FakeLedger)
     events: FakeEvents = field(default_factory=FakeEvents)
     driver: FakeDriver = field(default_factory=FakeDriver)
+    registry: CapabilityRegistry = REGISTRY
 
     def __post_init__(self) -> None:
         # Restarts without asking anyone: these tests are about acting, not approving.
@@ -93,12 +94,14 @@ class World:
                 ledger=self.ledger,
                 drivers=self.driver,
                 clock=self.clock,
-                registry=REGISTRY,
+                registry=self.registry,
             ),
             approvals=approvals,
-            planning=PlanningService(resources=self.resources, clock=self.clock, registry=REGISTRY),
+            planning=PlanningService(
+                resources=self.resources, clock=self.clock, registry=self.registry
+            ),
             clock=self.clock,
-            registry=REGISTRY,
+            registry=self.registry,
             holder=holder,
         )
 
@@ -126,7 +129,7 @@ class World:
             ledger=self.ledger,
             events=self.events,
             clock=self.clock,
-            registry=REGISTRY,
+            registry=self.registry,
         ).admit(NAMESPACE, name)
         assert admission.result.ok, admission.result
 

@@ -191,7 +191,7 @@ def test_a_crash_mid_restart_is_never_repeated_blindly() -> None:
     assert p1["status"] == "blocked"
     assert p1["reason"] == UNKNOWN
     assert world.driver.calls["service.restart"] == 1
-    assert "step_blocked" in world.events.reasons()
+    assert "StepBlocked" in world.events.reasons()
 
 
 def test_a_crash_before_the_write_ahead_row_runs_the_action_once_as_the_same_attempt() -> None:

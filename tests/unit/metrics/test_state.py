@@ -13,12 +13,12 @@ from minds.domain.metrics import catalogue as m
 from minds.domain.metrics.catalogue import MetricSpec
 from minds.domain.metrics.state import (
     ATTENTION_CAP,
-    BUDGET_EXHAUSTED,
     OUTCOME_UNKNOWN,
     ClusterState,
     PredictionSummary,
     state_samples,
 )
+from minds.domain.planning.budget import BUDGET_EXHAUSTED
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 NS = "team"
@@ -78,8 +78,17 @@ def test_budget_limit_per_resource_and_absent_when_unlimited() -> None:
     state = ClusterState(minds=[mind(budget={"invocations": 7, "approvals": 2})])
     assert values(m.BUDGET_LIMIT, state) == {
         (NS, "m", "invocations"): 7,
+        (NS, "m", "checks"): 200,  # always capped, 200 by default
         (NS, "m", "approvals"): 2,
     }
+
+
+def test_checks_have_a_ratio_of_their_own_apart_from_invocations() -> None:
+    polling = plan(actual={"invocations": 2, "checks": 150}, budget={"invocations": 20})
+    state = ClusterState(minds=[mind()], plans=[polling])
+    got = values(m.BUDGET_USED_RATIO, state)
+    assert got[(NS, "m", "checks")] == 0.75  # 150 of the default 200
+    assert got[(NS, "m", "invocations")] == 0.1
 
 
 def test_budget_limit_includes_wall_seconds_and_money_when_set() -> None:
@@ -95,7 +104,10 @@ def test_used_ratio_is_zero_without_an_open_plan() -> None:
         minds=[mind(budget={"invocations": 4})],
         plans=[plan("completed", actual={"invocations": 4}, budget={"invocations": 4})],
     )
-    assert values(m.BUDGET_USED_RATIO, state) == {(NS, "m", "invocations"): 0.0}
+    assert values(m.BUDGET_USED_RATIO, state) == {
+        (NS, "m", "invocations"): 0.0,
+        (NS, "m", "checks"): 0.0,
+    }
 
 
 def test_used_ratio_is_the_highest_over_open_plans() -> None:
@@ -146,7 +158,10 @@ def test_used_ratio_never_exceeds_one_and_a_zero_limit_is_spent() -> None:
 def test_dream_plans_spend_no_budget() -> None:
     p = plan("validated", actual={"invocations": 3}, budget={"invocations": 4}, origin="dream")
     state = ClusterState(minds=[mind(budget={"invocations": 4})], plans=[p])
-    assert values(m.BUDGET_USED_RATIO, state) == {(NS, "m", "invocations"): 0.0}
+    assert values(m.BUDGET_USED_RATIO, state) == {
+        (NS, "m", "invocations"): 0.0,
+        (NS, "m", "checks"): 0.0,
+    }
 
 
 def test_a_plan_blocked_on_its_budget_counts_as_exhausted() -> None:
@@ -169,7 +184,10 @@ def test_a_plan_being_deleted_is_not_open() -> None:
     deleting["metadata"]["deletionTimestamp"] = "2026-12-03T11:00:00Z"
     state = ClusterState(minds=[mind(budget={"invocations": 4})], plans=[deleting])
     assert values(m.PLANS_BUDGET_EXHAUSTED, state) == {(NS, "m"): 0}
-    assert values(m.BUDGET_USED_RATIO, state) == {(NS, "m", "invocations"): 0.0}
+    assert values(m.BUDGET_USED_RATIO, state) == {
+        (NS, "m", "invocations"): 0.0,
+        (NS, "m", "checks"): 0.0,
+    }
     assert values(m.STEPS, state) == {}
 
 

@@ -70,8 +70,8 @@ def _estimate(p: Plan, **mind_over: object) -> ResourceUse:
 
 def test_a_verified_restart() -> None:
     usage = _estimate(plan(restart(), verify()))
-    # one restart, then the 60 s window polled every 10 s
-    assert usage.invocations == 1 + 6
+    # one restart, then the 60 s window polled every 10 s: checks, counted apart
+    assert (usage.invocations, usage.checks) == (1, 6)
     assert usage.approvals == 1  # service.restart asks by default
     assert usage.wall_seconds == 10 + 60
     assert (usage.network_operations, usage.money, usage.tokens) == (0, 0.0, 0)
@@ -105,7 +105,7 @@ def test_wall_time_is_the_longest_dependency_path() -> None:
 
 def test_monitors_count_every_poll_until_the_deadline() -> None:
     usage = _estimate(plan(monitor(deadlineSeconds=600, intervalSeconds=60)))
-    assert usage.invocations == 10
+    assert (usage.invocations, usage.checks) == (0, 10)
     assert usage.wall_seconds == 600
 
 

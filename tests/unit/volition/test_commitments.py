@@ -43,11 +43,11 @@ def state(
     name: str | None = None,
     now: datetime = T0,
     recorded: dict[str, CommitmentState] | None = None,
-    revocations: frozenset[str] = frozenset(),
+    revocations: dict[str, str] | None = None,
     **spec: Any,
 ) -> tuple[CommitmentState, str]:
     mind = a_spec(commitments=commitments, **spec)
-    context = CommitmentContext(spec=mind, recorded=recorded or {}, revocations=revocations)
+    context = CommitmentContext(spec=mind, recorded=recorded or {}, revocations=revocations or {})
     commitment = next(c for c in mind.commitments if c.name == (name or c.name))
     return commitment_state(commitment, now, context)
 
@@ -135,8 +135,10 @@ def test_recorded_fulfilment_sticks() -> None:
 
 
 def test_revocation_is_honoured_only_when_revocable() -> None:
-    assert state([do()], revocations=frozenset({"restart-atlas"}))[0] is S.REVOKED
-    found, reason = state([do(revocable=False)], revocations=frozenset({"restart-atlas"}))
+    assert state([do()], revocations={"restart-atlas": "revoked by alice: done"})[0] is S.REVOKED
+    found, reason = state(
+        [do(revocable=False)], revocations={"restart-atlas": "revoked by alice: done"}
+    )
     assert found is S.DUE
     assert "revocation refused" in reason
     assert state([do()], recorded={"restart-atlas": S.REVOKED})[0] is S.REVOKED

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from minds.domain.resources.common import NO_NUL
+from minds.domain.resources.descriptions import DESCRIPTIONS, FRAME
 from minds.domain.resources.kinds import CATEGORY, KINDS, Kind
 from minds.domain.sharding import PEERING_GROUP, PEERING_KIND, PEERING_PLURAL, PEERING_VERSION
 
@@ -102,9 +103,23 @@ def structural(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def described(schema: dict[str, Any], model_name: str) -> dict[str, Any]:
+    """``schema`` (one model's) with each property that has no description of its own given
+    the table's (``minds.domain.resources.descriptions``)."""
+    table = DESCRIPTIONS.get(model_name, {})
+    properties = {
+        name: sub
+        if sub.get("description") or name not in table
+        else {**sub, "description": table[name]}
+        for name, sub in (schema.get("properties") or {}).items()
+    }
+    return {**schema, "properties": properties} if properties else schema
+
+
 def model_schema(model: type[Any]) -> dict[str, Any]:
     raw: dict[str, Any] = model.model_json_schema(by_alias=True, mode="validation")
-    return structural(raw, raw.get("$defs", {}))
+    defs = {name: described(sub, name) for name, sub in raw.get("$defs", {}).items()}
+    return structural(described(raw, model.__name__), defs)
 
 
 def render_crd(kind: Kind) -> dict[str, Any]:
@@ -154,8 +169,13 @@ def render_crd(kind: Kind) -> dict[str, Any]:
                             "description": kind.description,
                             "required": ["spec"],
                             "properties": {
-                                "apiVersion": {"type": "string"},
-                                "kind": {"type": "string"},
+                                "apiVersion": {
+                                    "type": "string",
+                                    "description": FRAME["apiVersion"],
+                                },
+                                "kind": {"type": "string", "description": FRAME["kind"]},
+                                # The API server refuses anything here but the type: it
+                                # describes ObjectMeta itself.
                                 "metadata": {"type": "object"},
                                 "spec": spec_schema,
                                 "status": status_schema,

@@ -12,6 +12,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from minds.adapters.kube.client import server_message
+from minds.domain.errors import NotFound
 from minds.domain.resources.kinds import APPROVAL
 from minds.domain.resources.plan import RELEASE_ANNOTATION
 
@@ -50,7 +51,7 @@ def decide(
             ),
         )
     except ApiException as exc:
-        raise DecisionRefused(server_message(exc)) from exc
+        raise _refusal(exc, f"{APPROVAL.kind} {namespace}/{name}") from exc
 
 
 def request_release(api: client.ApiClient, namespace: str, plan: str, step: str, by: str) -> None:
@@ -63,4 +64,11 @@ def request_release(api: client.ApiClient, namespace: str, plan: str, step: str,
             PLAN.group, PLAN.version, namespace, PLAN.plural, plan, body
         )
     except ApiException as exc:
-        raise DecisionRefused(server_message(exc)) from exc
+        raise _refusal(exc, f"{PLAN.kind} {namespace}/{plan}") from exc
+
+
+def _refusal(exc: ApiException, what: str) -> Exception:
+    """A missing object is not a refusal: the person mistyped a name, nobody said no."""
+    if exc.status == 404:
+        return NotFound(what)
+    return DecisionRefused(server_message(exc))

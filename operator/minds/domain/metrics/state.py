@@ -20,6 +20,7 @@ from minds.domain.beliefs import PredictionStatus
 from minds.domain.execution.machine import OPEN_PLAN
 from minds.domain.metrics import catalogue as m
 from minds.domain.metrics.catalogue import MetricSpec
+from minds.domain.planning import budget
 from minds.domain.planning.model import (
     PlanOrigin,
     PlanStatus,
@@ -37,7 +38,6 @@ OPEN_PHASES: Final = OPEN_PLAN
 
 # A step's status says *that* it is blocked or waiting; why is only in its reason, which the
 # executor and the capability service write starting with these words.
-BUDGET_EXHAUSTED: Final = "budget exhausted"
 OUTCOME_UNKNOWN: Final = "outcome unknown"
 ATTENTION_CAP: Final = "operator attention cap reached"
 
@@ -171,26 +171,9 @@ def approval_view(body: Mapping[str, Any]) -> ApprovalView:
 # -- budgets -----------------------------------------------------------------------------------
 
 
-def _elapsed(plan: PlanView, now: datetime) -> float:
-    """Wall time as the executor counts it: from the first step that started."""
-    started = min((s.started_at for s in plan.steps if s.started_at), default=None)
-    return max(0.0, (now - started).total_seconds()) if started is not None else 0.0
-
-
-@dataclass(frozen=True)
-class BudgetResource:
-    limit: Callable[[PlanBudget], float | None]
-    used: Callable[[PlanView, datetime], float]
-
-
-#: Every resource a budget limits, and how a plan's status shows its use. Money is limited by
-#: the budget but no capability reports a cost yet, so its use reads 0 until one does.
-RESOURCES: Final[Mapping[str, BudgetResource]] = {
-    "invocations": BudgetResource(lambda b: b.invocations, lambda p, _: p.actual.invocations),
-    "approvals": BudgetResource(lambda b: b.approvals, lambda p, _: p.actual.approvals),
-    "wall_seconds": BudgetResource(lambda b: b.wall_seconds, _elapsed),
-    "money": BudgetResource(lambda b: b.money, lambda p, _: p.actual.money),
-}
+def _used(plan: PlanView, now: datetime) -> ResourceUse:
+    """What an open plan has used, as the executor counts it before each step."""
+    return budget.used(plan.actual, plan.steps, now)
 
 
 def used_ratio(used: float, limit: float) -> float:
@@ -206,21 +189,22 @@ def budget_samples(
     samples: list[Sample] = []
     ratios: dict[tuple[str, str, str], float] = {}
     for mind in minds:
-        for resource, how in RESOURCES.items():
-            limit = how.limit(mind.spec.budget)
+        for kind, measure in budget.KINDS.items():
+            limit = measure.cap(mind.spec.budget)
             if limit is None:
                 continue
-            samples.append(Sample(m.BUDGET_LIMIT, (*mind.key, resource), float(limit)))
-            ratios[(*mind.key, resource)] = 0.0
+            samples.append(Sample(m.BUDGET_LIMIT, (*mind.key, kind.value), float(limit)))
+            ratios[(*mind.key, kind.value)] = 0.0
     for plan in plans:
         if not plan.open:
             continue
-        for resource, how in RESOURCES.items():
-            limit = how.limit(plan.budget)
+        use = _used(plan, now)
+        for kind, measure in budget.KINDS.items():
+            limit = measure.cap(plan.budget)
             if limit is None:
                 continue
-            label = (*plan.key, resource)
-            ratio = used_ratio(how.used(plan, now), float(limit))
+            label = (*plan.key, kind.value)
+            ratio = used_ratio(measure.amount(use), float(limit))
             ratios[label] = max(ratios.get(label, 0.0), ratio)
     samples.extend(Sample(m.BUDGET_USED_RATIO, label, v) for label, v in sorted(ratios.items()))
     return samples
@@ -238,7 +222,7 @@ def _blocked_by(prefix: str, status: StepStatus) -> Callable[[StepState], bool]:
 
 #: Gauges that count, per Mind, the open plans or steps a predicate picks out.
 _PLAN_COUNTS: Final[Mapping[MetricSpec, Callable[[StepState], bool]]] = {
-    m.PLANS_BUDGET_EXHAUSTED: _blocked_by(BUDGET_EXHAUSTED, StepStatus.BLOCKED),
+    m.PLANS_BUDGET_EXHAUSTED: _blocked_by(budget.BUDGET_EXHAUSTED, StepStatus.BLOCKED),
 }
 _STEP_COUNTS: Final[Mapping[MetricSpec, Callable[[StepState], bool]]] = {
     m.STEPS_OUTCOME_UNKNOWN: _blocked_by(OUTCOME_UNKNOWN, StepStatus.BLOCKED),

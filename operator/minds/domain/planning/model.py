@@ -318,19 +318,40 @@ class Assumption(Model):
 class ResourceUse(Model):
     """Resources a plan is estimated to use, or actually used."""
 
-    invocations: Annotated[int, Field(ge=0)] = 0
-    approvals: Annotated[int, Field(ge=0)] = 0
-    wall_seconds: Annotated[int, Field(ge=0)] = 0
-    network_operations: Annotated[int, Field(ge=0)] = 0
-    money: Annotated[float, Field(ge=0.0)] = 0.0
-    tokens: Annotated[int, Field(ge=0)] = 0
+    invocations: Annotated[
+        int,
+        Field(ge=0, description="Capability invocations of capability steps (not checks)."),
+    ] = 0
+    checks: Annotated[
+        int,
+        Field(
+            ge=0,
+            description="Looks of read-only checks: preconditions, verify and monitor polls.",
+        ),
+    ] = 0
+    approvals: Annotated[
+        int, Field(ge=0, description="Approvals asked of people, capability requests included.")
+    ] = 0
+    wall_seconds: Annotated[
+        int, Field(ge=0, description="Seconds from the first step on (estimated only).")
+    ] = 0
+    network_operations: Annotated[
+        int, Field(ge=0, description="Invocations that leave the cluster and the host.")
+    ] = 0
+    money: Annotated[
+        float,
+        Field(ge=0.0, description="Money, as the capability registry prices capabilities."),
+    ] = 0.0
+    tokens: Annotated[
+        int, Field(ge=0, description="Model tokens used to propose the plan (estimated only).")
+    ] = 0
 
 
 # An estimate measures the same resources as actual use.
 Estimate = ResourceUse
 
 # The Mind's per-plan budget is the plan's budget: one type, so the planner copies it as it is.
-# Invocations are always capped (20 by default); wall time, money and approvals optionally.
+# Invocations (20) and checks (200) are always capped; wall time, money and approvals optionally.
 Budget = PlanBudget
 
 
@@ -346,6 +367,17 @@ class Alternative(Model):
     estimate: ResourceUse | None = None
     expected_confidence: Confidence | None = None
     score: float | None = None
+
+
+class Cancellation(Model):
+    """A person stopped the plan, in their own name (admission checks `by`)."""
+
+    by: Annotated[str, Field(min_length=1, max_length=253)] = Field(
+        description="Who cancelled the plan: the authenticated username of the requester."
+    )
+    reason: Annotated[str, Field(min_length=1, max_length=1024)] = Field(
+        description="Why the plan was cancelled; kept in the ledger with the name."
+    )
 
 
 class Plan(Model):
@@ -371,6 +403,12 @@ class Plan(Model):
     #: requires it to be the requester's own username, so four eyes can hold (the author does
     #: not approve its steps unless the Mind says so).
     author: Annotated[str, Field(min_length=1, max_length=253)] | None = None
+    cancellation: Cancellation | None = Field(
+        default=None,
+        description="Set by a person to stop the plan (kubectl minds cancel plan): the executor "
+        "stops it at a safe point, withdraws its pending Approvals and concludes its intention. "
+        "The only field of a Plan's spec a person may change after creation, once.",
+    )
 
     def step(self, key: str) -> Step | None:
         return next((step for step in self.steps if step.key == key), None)

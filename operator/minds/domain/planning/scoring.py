@@ -4,8 +4,9 @@
 
 An estimate is an upper bound where the plan bounds itself and a typical value elsewhere:
 
-- invocations: one per capability step and per precondition; a verify step polls its
-  expectation's window at its interval; a monitor polls until its deadline;
+- invocations: one per capability step;
+- checks: one per precondition; a verify step polls its expectation's window at its
+  interval; a monitor polls until its deadline;
 - approvals: writing steps that require approval, steps policy answers with `approve` (unless a
   live grant covers them, or they run under a grant an earlier request step asks for), and
   every capability request;
@@ -13,7 +14,8 @@ An estimate is an upper bound where the plan bounds itself and a typical value e
   capability's typical duration, a verify its window, a monitor its deadline, a wait its
   period, and requests and internal actions nothing (operator time is priced as an approval);
 - network operations: invocations of capabilities that leave the cluster and the host;
-- money: the capabilities' money estimates (zero for every built-in one);
+- money: the prices of the capabilities that capability steps invoke (zero for every
+  built-in one);
 - tokens: what the model call that proposed the plan used.
 """
 
@@ -57,21 +59,25 @@ def estimate(
     """Estimate a plan's resource use (see the module notes). Unknown capabilities count as
     nothing: validation reports them."""
     by_key = {step.key: step for step in plan.steps}
-    invocations = approvals = network = 0
+    invocations = checks = approvals = network = 0
     money = 0.0
     durations: dict[str, int] = {}
     for step in plan.steps:
-        calls, seconds = _calls_and_seconds(step, by_key, registry)
+        calls, looks, seconds = _calls_and_seconds(step, by_key, registry)
         durations[step.key] = seconds
         invocations += sum(calls.values())
+        checks += sum(looks.values())
+        for name, count in [*calls.items(), *looks.items()]:
+            spec = registry.get(name)
+            network += count if spec is not None and spec.network else 0
+        # Only a capability step pays its capability's price (checks are free), as it runs.
         for name, count in calls.items():
             spec = registry.get(name)
-            if spec is not None:
-                network += count if spec.network else 0
-                money += count * spec.money
+            money += count * spec.money if spec is not None else 0.0
         approvals += _approvals(step, by_key, registry, mind, now)
     return ResourceUse(
         invocations=invocations,
+        checks=checks,
         approvals=approvals,
         wall_seconds=_longest_path(plan, durations),
         network_operations=network,
@@ -82,17 +88,18 @@ def estimate(
 
 def _calls_and_seconds(
     step: Step, by_key: Mapping[str, Step], registry: CapabilityRegistry
-) -> tuple[dict[str, int], int]:
-    """Invocations per capability a step makes, and how long it takes."""
+) -> tuple[dict[str, int], dict[str, int], int]:
+    """Invocations and checks per capability a step makes, and how long it takes."""
     calls: dict[str, int] = {}
+    looks: dict[str, int] = {}
     seconds = 0
 
     def add(name: str, count: int) -> None:
-        calls[name] = calls.get(name, 0) + count
+        looks[name] = looks.get(name, 0) + count
 
     if step.kind == StepKind.CAPABILITY and step.capability is not None:
         spec = registry.get(step.capability)
-        add(step.capability, 1)
+        calls[step.capability] = 1
         seconds = spec.expected_seconds if spec is not None else 0
         if step.precondition is not None:
             add(step.precondition.check.capability, 1)
@@ -110,7 +117,7 @@ def _calls_and_seconds(
         seconds = deadline
     elif step.kind == StepKind.WAIT:
         seconds = step.wait_seconds or 0
-    return calls, seconds
+    return calls, looks, seconds
 
 
 def _polls(period: int, interval: int) -> int:

@@ -36,6 +36,7 @@ from minds.domain.capabilities.registry import (
     ObservationType,
     parameter_problems,
 )
+from minds.domain.planning.budget import KINDS, number
 from minds.domain.planning.graph import cycle_path, cycles, dependency_graph, topological_order
 from minds.domain.planning.model import (
     MAX_ISSUES,
@@ -574,15 +575,11 @@ def _check_internal(path: str, step: Step, issues: _Issues) -> None:
 
 def _check_budget(plan: Plan, issues: _Issues) -> None:
     estimate, budget = plan.estimate, plan.budget
-    over: list[str] = []
-    if estimate.invocations > budget.invocations:
-        over.append(f"{estimate.invocations} invocations > {budget.invocations}")
-    if budget.approvals is not None and estimate.approvals > budget.approvals:
-        over.append(f"{estimate.approvals} approvals > {budget.approvals}")
-    if budget.wall_seconds is not None and estimate.wall_seconds > budget.wall_seconds:
-        over.append(f"{estimate.wall_seconds}s wall time > {budget.wall_seconds}s")
-    if budget.money is not None and estimate.money > budget.money:
-        over.append(f"money {estimate.money} > {budget.money}")
+    over = [
+        f"{number(measure.amount(estimate))} {measure.noun} > {number(cap)}"
+        for measure in KINDS.values()
+        if (cap := measure.cap(budget)) is not None and measure.amount(estimate) > cap
+    ]
     if over:
         issues.warning(
             IssueCode.ESTIMATE_OVER_BUDGET,

@@ -56,6 +56,9 @@ class Kind:
 
 _READY = '.status.conditions[?(@.type=="Ready")].status'
 _AGE = Column("Age", ".metadata.creationTimestamp", "date")
+#: The timestamp itself: kubectl renders a ``date`` column as the age, and a time still to come
+#: has no age (it prints ``<invalid>``).
+_EXPIRES = Column("Expires", ".spec.expiresAt", description="When it expires (UTC).")
 
 MIND = Kind(
     kind="Mind",
@@ -69,6 +72,11 @@ MIND = Kind(
         Column("Active", ".spec.active", "boolean"),
         Column("Ready", _READY),
         Column("Reason", '.status.conditions[?(@.type=="Ready")].reason', priority=1),
+        Column(
+            "Attention",
+            '.status.conditions[?(@.type=="NeedsAttention")].reason',
+            description="What most needs a person (kubectl describe names each item).",
+        ),
         Column("Wants", ".status.openWants", "integer"),
         Column("Intentions", ".status.openIntentions", "integer"),
         Column("Plans", ".status.openPlans", "integer"),
@@ -113,7 +121,7 @@ APPROVAL = Kind(
         Column("Target", ".spec.target"),
         Column("Phase", ".status.phase"),
         Column("Decided-By", ".spec.decidedBy"),
-        Column("Expires", ".spec.expiresAt", "date"),
+        _EXPIRES,
         Column("What", ".spec.explanation.what", priority=1),
         _AGE,
     ),
@@ -134,7 +142,7 @@ CAPABILITY_GRANT = Kind(
         Column("Phase", ".status.phase"),
         Column("Used", ".status.operationsUsed", "integer"),
         Column("Cap", ".spec.operationCap", "integer"),
-        Column("Expires", ".spec.expiresAt", "date"),
+        _EXPIRES,
         _AGE,
     ),
 )

@@ -132,6 +132,43 @@ class Commitment(Model):
     reason: str = Field(default="", max_length=1024)
 
 
+class CorrectionAction(StrEnum):
+    ABANDON = "abandon"
+    RESUME = "resume"
+
+
+class IntentionCorrection(Model):
+    """A person abandons or resumes an intention; the cycle applies it once, with the name."""
+
+    intention: str = Field(
+        min_length=1, max_length=128, description="The intention's id (kubectl minds why MIND)."
+    )
+    action: CorrectionAction = Field(
+        description="abandon: drop the intention and suppress the want it serves; resume: bring "
+        "back a blocked or suspended intention."
+    )
+    by: str = Field(
+        min_length=1,
+        max_length=253,
+        description="Who asks: must be the requester's own username (admission checks).",
+    )
+    reason: str = Field(min_length=1, max_length=1024, description="Why; kept in the ledger.")
+
+
+class CommitmentRevocation(Model):
+    """A person revokes a revocable commitment; irrevocable ones cannot be revoked."""
+
+    commitment: str = Field(
+        max_length=63, pattern=NAME, description="The name of a commitment in spec.commitments."
+    )
+    by: str = Field(
+        min_length=1,
+        max_length=253,
+        description="Who revokes: must be the requester's own username (admission checks).",
+    )
+    reason: str = Field(min_length=1, max_length=1024, description="Why; kept in the ledger.")
+
+
 class PolicyDecision(StrEnum):
     ALLOW = "allow"
     APPROVE = "approve"
@@ -146,13 +183,51 @@ class PolicyRule(Model):
     decision: PolicyDecision
 
 
-class PlanBudget(Model):
-    """Per-plan resource limits; the executor checks them before every capability step."""
+#: The seed's cap on a plan's capability invocations.
+DEFAULT_INVOCATIONS = 20
+#: Checks poll; a monitor that must see fifteen stable minutes at its default interval of 30 s
+#: looks about 30 times, so 200 leaves room for several such waits and nothing runs away.
+DEFAULT_CHECKS = 200
 
-    invocations: int = Field(default=20, ge=1, le=1000)
-    wall_seconds: int | None = Field(default=None, ge=1, le=30 * 24 * 3600)
-    money: float | None = Field(default=None, ge=0)
-    approvals: int | None = Field(default=None, ge=0, le=100)
+
+class PlanBudget(Model):
+    """Per-plan resource limits; the executor compares what the plan used with them before
+    every step that would spend any (docs/planning.md#budgets)."""
+
+    invocations: int = Field(
+        default=DEFAULT_INVOCATIONS,
+        ge=1,
+        le=1000,
+        description="Capability invocations the plan's capability steps may make (checks are "
+        "counted apart). Default 20.",
+    )
+    checks: int = Field(
+        default=DEFAULT_CHECKS,
+        ge=1,
+        le=10000,
+        description="Read-only checks the plan may make: each look of a precondition, a "
+        "verify step or a monitor step. Default 200.",
+    )
+    wall_seconds: int | None = Field(
+        default=None,
+        ge=1,
+        le=30 * 24 * 3600,
+        description="Seconds from the plan's first step on, after which no step that spends "
+        "anything starts. Unset: no cap.",
+    )
+    money: float | None = Field(
+        default=None,
+        ge=0,
+        description="Money the plan may spend, as the capability registry prices its "
+        "capabilities; a step that would pass it does not start. Unset: no cap.",
+    )
+    approvals: int | None = Field(
+        default=None,
+        ge=0,
+        le=100,
+        description="Approvals the plan may ask people for: steps that require one, steps "
+        "policy sends for approval and capability requests. Unset: no cap.",
+    )
 
 
 class Attention(Model):
@@ -248,6 +323,21 @@ class MindSpec(Model):
     dreams: bool = False
     #: Who may decide this mind's Approvals. Empty (the default) fails closed: nobody can.
     approvers: MindApprovers = Field(default_factory=MindApprovers)
+    intention_corrections: list[IntentionCorrection] = Field(
+        default_factory=list,
+        max_length=64,
+        # Present (empty) on every Mind, so a JSON patch can append to it ("/-").
+        json_schema_extra={"default": []},
+        description="People's corrections of intentions (kubectl minds abandon / resume); each "
+        "is applied once, in order.",
+    )
+    commitment_revocations: list[CommitmentRevocation] = Field(
+        default_factory=list,
+        max_length=64,
+        json_schema_extra={"default": [], **_map_list("commitment")},
+        description="Revocable commitments people revoked (kubectl minds revoke). A revocation "
+        "is final once the cycle records it.",
+    )
 
 
 class MindStatus(Model):

@@ -11,8 +11,9 @@ intention that requires approval.
 | state         | when                                                                          |
 |---------------|-------------------------------------------------------------------------------|
 | `fulfilled`   | the ledger records it fulfilled (an intention that carried it was fulfilled)  |
-| `revoked`     | the ledger records it revoked, or revocation is asked and it is `revocable`;  |
-|               | revoking an irrevocable commitment is refused and changes nothing             |
+| `revoked`     | the ledger records it revoked, or a person revoked it (`spec.commitment-      |
+|               | Revocations`) and it is `revocable`; the reason names the person. Revoking an |
+|               | irrevocable commitment is refused (by admission too) and changes nothing      |
 | `expired`     | `expiresAt` has come                                                          |
 | `superseded`  | a later commitment in the list has the same mode and the same four matchers   |
 | `conflicting` | a live commitment of the opposite mode overlaps it on all four matchers and   |
@@ -81,7 +82,8 @@ class CommitmentContext(Model):
 
     spec: MindSpec
     recorded: dict[str, CommitmentState] = Field(default_factory=dict)
-    revocations: frozenset[str] = frozenset()
+    #: Commitment name -> who revoked it and why (``spec.commitmentRevocations``).
+    revocations: dict[str, str] = Field(default_factory=dict)
 
 
 class Assessment(NamedTuple):
@@ -141,7 +143,7 @@ def commitment_state(
     refused = ""
     if c.name in context.revocations:
         if c.revocable:
-            return Assessment(CommitmentState.REVOKED, "revoked by the operator")
+            return Assessment(CommitmentState.REVOKED, context.revocations[c.name])
         refused = " (revocation refused: the commitment is not revocable)"
     if c.expires_at is not None and now >= c.expires_at:
         return Assessment(

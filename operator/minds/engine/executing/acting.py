@@ -26,11 +26,13 @@ from minds.domain.execution.adopt import (
     summarise_findings,
 )
 from minds.domain.execution.machine import states
+from minds.domain.planning import budget
 from minds.domain.planning.model import (
     Check,
     InternalAction,
     Observation,
     Plan,
+    ResourceUse,
     Step,
     StepKind,
     StepState,
@@ -46,6 +48,7 @@ from minds.engine.capability_service import (
 )
 from minds.engine.capability_service import Invocation as CapabilityInvocation
 from minds.engine.executing.context import Deps
+from minds.engine.executing.invoking import invocation, origin
 from minds.engine.executing.outcome import (
     Adjust,
     Chain,
@@ -76,59 +79,18 @@ def acted(outcome: InvocationOutcome) -> Acted:
     )
 
 
-def origin(body: dict[str, Any], plan: Plan, step: Step, attempt: int) -> Origin:
-    meta = body["metadata"]
-    return Origin(
-        mind=plan.mind or "-",
-        intention=plan.intention,
-        plan=meta["name"],
-        plan_uid=meta["uid"],
-        step=step.key,
-        attempt=max(1, attempt),
-    )
-
-
-def _explanation(plan: Plan, step: Step) -> Explanation:
-    expected = step.expectation.description if step.expectation else ""
-    return Explanation(
-        what=f"{step.title} ({step.capability} on {step.target or 'its target'})"[:4096],
-        why=plan.objective[:4096],
-        expected_outcome=expected[:4096],
-        side_effects=(plan.risk or "")[:4096],
-        alternatives=[
-            f"{a.strategy.value}: {a.reason}"[:4096] for a in plan.alternatives if not a.selected
-        ][:16],
-    )
-
-
-def invocation(body: dict[str, Any], plan: Plan, step: Step, attempt: int) -> CapabilityInvocation:
-    """What a capability step invokes: built from the Plan alone, whether it runs at once or
-    after a person approved it."""
-    return CapabilityInvocation(
-        namespace=body["metadata"]["namespace"],
-        capability=step.capability or "",
-        parameters=dict(step.parameters or {}),
-        origin=origin(body, plan, step, attempt),
-        explanation=_explanation(plan, step),
-        evidence={"intention": plan.intention, "plan": body["metadata"]["name"], "step": step.key},
-        require_approval=step.requires_approval,
-        batch_key=plan.intention,
-    )
-
-
-def counted(invocations: int = 1, approvals: int = 0) -> Adjust:
-    """Count what a run spent against the plan's budget, in the same write as its outcome."""
+def counted(spent: ResourceUse) -> Adjust:
+    """Count what a run spent against the plan's budget, in the same write as its outcome
+    (money excepted: the claim counted it, before the step acted)."""
 
     def count(status: PlanResourceStatus) -> PlanResourceStatus:
-        actual = status.actual.model_copy(
-            update={
-                "invocations": status.actual.invocations + invocations,
-                "approvals": status.actual.approvals + approvals,
-            }
-        )
-        return status.model_copy(update={"actual": actual})
+        return status.model_copy(update={"actual": budget.added(status.actual, spent)})
 
     return count
+
+
+#: What a look spends: checks are counted apart from invocations (docs/planning.md#budgets).
+ONE_CHECK = ResourceUse(checks=1)
 
 
 @dataclass(frozen=True)
@@ -196,15 +158,20 @@ class Run:
 
 def _capability(run: Run) -> Claimed | None:
     step, state = run.step, run.state
+    checks = 0
     if step.precondition is not None:
+        checks = 1
         decided = after_precondition(
             step, state, run.check(step, step.precondition.check, "pre"), run.now
         )
         if decided is not None:
-            return run.settle(decided[0], decided[1], counted())
+            return run.settle(decided[0], decided[1], counted(ONE_CHECK))
     outcome = run.deps.capabilities.invoke(invocation(run.body, run.plan, step, state.attempts))
     new, effects = after_act(step, state, acted(outcome), run.now)
-    return run.settle(new, effects, counted(1, 1 if outcome.kind is OutcomeKind.PENDING else 0))
+    asked = 1 if outcome.kind is OutcomeKind.PENDING else 0
+    return run.settle(
+        new, effects, counted(ResourceUse(invocations=1, checks=checks, approvals=asked))
+    )
 
 
 def _request_capability(run: Run) -> Claimed | None:
@@ -232,7 +199,8 @@ def _request_capability(run: Run) -> Claimed | None:
         )
     )
     new, effects = after_act(step, run.state, acted(outcome), run.now)
-    return run.settle(new, effects, counted(0, 1 if outcome.kind is OutcomeKind.PENDING else 0))
+    asked = 1 if outcome.kind is OutcomeKind.PENDING else 0
+    return run.settle(new, effects, counted(ResourceUse(approvals=asked)))
 
 
 def _verify(run: Run) -> Claimed | None:
@@ -241,14 +209,14 @@ def _verify(run: Run) -> Claimed | None:
     seen = run.check(target, target.expectation.check, "verify")
     all_states = states(PlanResourceStatus.model_validate(run.body.get("status") or {}))
     new, effects = after_verify(run.plan, run.step, run.state, all_states, seen, run.now)
-    return run.settle(new, effects, counted())
+    return run.settle(new, effects, counted(ONE_CHECK))
 
 
 def _monitor(run: Run) -> Claimed | None:
     assert run.step.check is not None
     seen = run.check(run.step, run.step.check, "monitor")
     new, effects = after_monitor(run.step, run.state, seen, run.now)
-    return run.settle(new, effects, counted())
+    return run.settle(new, effects, counted(ONE_CHECK))
 
 
 def _wait(run: Run) -> Claimed | None:

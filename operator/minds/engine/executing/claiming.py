@@ -9,7 +9,7 @@ claim of the step that follows it (``chained``), so a chain of steps costs one w
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from minds.domain.execution.adopt import Effect, EffectKind
@@ -22,14 +22,22 @@ from minds.domain.execution.machine import (
     summarise,
     with_step,
 )
-from minds.domain.planning.model import Plan, Step, StepKind, StepState, StepStatus
+from minds.domain.planning import budget
+from minds.domain.planning.model import (
+    Budget,
+    Plan,
+    ResourceUse,
+    Step,
+    StepKind,
+    StepState,
+    StepStatus,
+)
+from minds.domain.resources.mind import PolicyDecision
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.executing.context import Deps, read_mind, write_plan_status
+from minds.engine.executing.invoking import invocation
 from minds.engine.executing.journal import Entry, plan_row, tell
 from minds.engine.executing.outcome import Claimed, Next, after_step
-
-#: Step kinds that spend nothing of a plan's budget.
-_FREE = frozenset({StepKind.WAIT, StepKind.INTERNAL})
 
 
 def _settled_rows(
@@ -72,26 +80,48 @@ def write_settled(
     return True
 
 
-def _spent(plan: Plan, status: PlanResourceStatus, step: Step, now: datetime) -> str | None:
-    """Why the budget forbids running ``step`` now, or None."""
-    budget = status.budget or plan.budget
-    if status.actual.invocations >= budget.invocations:
-        return (
-            f"budget exhausted: {status.actual.invocations} of {budget.invocations} "
-            "invocations used"
-        )
-    if (
-        budget.approvals is not None
-        and step.kind is not StepKind.VERIFY
-        and status.actual.approvals >= budget.approvals
-        and (step.requires_approval or step.kind is StepKind.REQUEST_CAPABILITY)
-    ):
-        return f"budget exhausted: {status.actual.approvals} approvals asked"
-    if budget.wall_seconds is not None:
-        started = min((s.started_at for s in status.steps if s.started_at), default=None)
-        if started is not None and now - started >= timedelta(seconds=budget.wall_seconds):
-            return f"budget exhausted: {budget.wall_seconds} s of wall time"
-    return None
+def _asks(deps: Deps, body: dict[str, Any], plan: Plan, step: Step, attempt: int) -> bool:
+    """Whether the step would ask a person: it says so, or policy (with the grants held now)
+    sends it for approval. Policy is previewed without side effects, and no dry run."""
+    if step.kind is not StepKind.CAPABILITY or step.requires_approval:
+        return step.requires_approval
+    seen = deps.capabilities.preview(invocation(body, plan, step, attempt), dry_run=False)
+    return seen.decision is PolicyDecision.APPROVE
+
+
+def over_budget(
+    deps: Deps,
+    body: dict[str, Any],
+    plan: Plan,
+    status: PlanResourceStatus,
+    step: Step,
+    now: datetime,
+) -> str | None:
+    """Why the budget forbids running ``step`` now, or None. Policy is asked whether the step
+    would ask a person only when that could matter: the approvals cap is reached."""
+    cap = _budget(plan, status)
+    use = budget.used(status.actual, status.steps, now)
+    asks = (
+        cap.approvals is not None
+        and use.approvals + 1 > cap.approvals
+        and _asks(deps, body, plan, step, states(status)[step.key].attempts + 1)
+    )
+    return budget.blocking(cap, use, budget.spends(step, deps.registry, asks=asks))
+
+
+def _budget(plan: Plan, status: PlanResourceStatus) -> Budget:
+    """The budget admission settled on (never more than the Mind allows), else the plan's."""
+    return status.budget or plan.budget
+
+
+def priced(deps: Deps, plan: Plan, step: Step, claimed: PlanResourceStatus) -> PlanResourceStatus:
+    """The claim counts the step's price in ``actual.money`` before it acts, so a controller
+    that stops mid-action cannot leave money spent and uncounted."""
+    cost = budget.price(step, deps.registry)
+    if not cost:
+        return claimed
+    actual = budget.added(claimed.actual, ResourceUse(money=cost))
+    return claimed.model_copy(update={"actual": actual})
 
 
 def block_over_budget(
@@ -103,11 +133,9 @@ def block_over_budget(
     step: Step,
     now: datetime,
 ) -> bool | None:
-    """Before a step that invokes a capability: is the budget spent? Then block it, in the
+    """Before a step that spends of the budget: would it pass a cap? Then block it, in the
     write that also carries what ``settle`` computed. None: the budget allows the step."""
-    if step.kind in _FREE:
-        return None
-    reason = _spent(plan, settled, step, now)
+    reason = over_budget(deps, body, plan, settled, step, now)
     if reason is None:
         return None
     state = states(settled)[step.key]
@@ -152,6 +180,7 @@ def claim(
     """Write the claim ``next_work`` computed from the settled status: readying the step (and
     any other bookkeeping) and claiming it is one write. The claimed step, or None when another
     writer came first."""
+    claimed = priced(deps, plan, step, claimed)
     written = write_plan_status(deps, body, claimed)
     if written is None:
         return None
@@ -166,11 +195,13 @@ def chained(
 ) -> Next | None:
     """A step came to rest in ``adopted``: the claim of the step that runs next, computed as a
     tick would compute it, when nothing stands between them (the plan still runs and is not
-    being deleted, its Mind is active, the budget allows the step). Anything else, including a
-    step that waits, an Approval to follow or a budget to block on, is left to the next tick,
-    which writes it as its own transition."""
+    being deleted or cancelled, its Mind is active, the budget allows the step). Anything
+    else, including a step that waits, an Approval to follow or a budget to block on, is left
+    to the next tick, which writes it as its own transition."""
     if adopted.phase not in RUNNABLE or body["metadata"].get("deletionTimestamp"):
         return None
+    if (body.get("spec") or {}).get("cancellation"):
+        return None  # a person cancelled it: the next tick stops it, nothing more starts
     mind = read_mind(deps, body["metadata"]["namespace"], plan.mind)
     if mind is None or not mind.active:
         return None
@@ -180,8 +211,15 @@ def chained(
     if work.kind is not WorkKind.RUN or work.claim is None or work.step is None:
         return None
     step = plan.step(work.step)
-    if step is None or (step.kind not in _FREE and _spent(plan, settled, step, now) is not None):
+    if step is None:
         return None
-    state = states(work.claim)[step.key]
-    rows = _settled_rows(deps, body, plan, adopted, work.claim)
-    return Next(work.claim, step, [*rows, _started(deps, body, plan, state)])
+    # No policy is read inside a write: a step that might ask a person is assumed to, and
+    # one the budget might block is left to the tick, which asks policy.
+    spent = budget.spends(step, deps.registry, asks=step.kind is StepKind.CAPABILITY)
+    use = budget.used(settled.actual, settled.steps, now)
+    if budget.blocking(_budget(plan, settled), use, spent) is not None:
+        return None
+    claim = priced(deps, plan, step, work.claim)
+    state = states(claim)[step.key]
+    rows = _settled_rows(deps, body, plan, adopted, claim)
+    return Next(claim, step, [*rows, _started(deps, body, plan, state)])

@@ -99,7 +99,8 @@ def _failed(
     failed = [s for s in status.steps if s.status is StepStatus.FAILED]
     reason = "; ".join(f"{s.key}: {s.reason}" for s in failed)[:2000] or "a step failed"
     failed_notice = Notice("Warning", "Failed", reason)
-    record(deps, body, plan, "plan_failed", (), {"progress": status.progress}, failed_notice)
+    payload = {"progress": status.progress, "reason": reason}
+    record(deps, body, plan, "plan_failed", (), payload, failed_notice)
     if intention.status in (IntentionStatus.FULFILLED, IntentionStatus.ABANDONED):
         return
     replan(deps, body, plan, intention, reason)

@@ -21,8 +21,9 @@ from minds.domain.resources.approval import ApprovalKind, ApprovalSpec
 from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.capability_service import InvocationOutcome, OutcomeKind
-from minds.engine.executing.acting import acted, invocation
+from minds.engine.executing.acting import acted
 from minds.engine.executing.context import Deps
+from minds.engine.executing.invoking import invocation
 from minds.engine.executing.outcome import apply_step, leased_to
 from minds.engine.ports import NotFound
 

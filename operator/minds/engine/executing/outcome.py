@@ -61,10 +61,10 @@ ROWS: dict[StepStatus, str] = {
 #: A step that started or completed is in the status and the ledger, not in Events.
 NOTICES: dict[StepStatus, Callable[[StepState], Notice]] = {
     StepStatus.FAILED: lambda s: Notice(
-        "Warning", "step_failed", f"{s.key}: {s.reason or 'failed'}"
+        "Warning", "StepFailed", f"{s.key}: {s.reason or 'failed'}"
     ),
     StepStatus.BLOCKED: lambda s: Notice(
-        "Warning", "step_blocked", f"{s.key}: {s.reason or 'blocked'}"
+        "Warning", "StepBlocked", f"{s.key}: {s.reason or 'blocked'}"
     ),
     StepStatus.AWAITING_APPROVAL: lambda s: Notice(
         "Normal", "AwaitingApproval", f"{s.key}: waiting for approval {s.approval_ref}"

@@ -20,8 +20,8 @@ from minds.domain.planning.model import Plan, PlanStatus, Step, StepKind, StepSt
 from minds.domain.resources.approval import ApprovalKind
 from minds.domain.resources.kinds import APPROVAL
 from minds.domain.resources.plan import PlanResourceStatus
-from minds.engine.executing.acting import origin
 from minds.engine.executing.context import Deps, read_plan
+from minds.engine.executing.invoking import origin
 from minds.engine.executing.journal import Notice, plan_intention, record
 from minds.engine.executing.outcome import Expect, apply_step
 from minds.engine.ports import NotFound

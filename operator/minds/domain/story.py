@@ -1,0 +1,143 @@
+"""What ``kubectl describe`` tells: the reasons of our Kubernetes Events, and which ledger rows
+become an Event on the Mind.
+
+Kubernetes reasons are CamelCase words (``BackOff``, ``Scheduled``); every reason the controller
+posts is a member of ``Reason``, so the style is kept in one place and a test can hold it.
+
+The ledger is the record; the Mind's Events are its short story for a person: the plans it
+made, how they ended, what it escalated and what waits for someone. Not every check or cycle:
+a person reading ``kubectl describe mind`` should see at a glance what the mind did.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+from minds.domain.ledger import EventRecord
+
+CAMEL_CASE: Final = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*$")
+
+
+class Reason(StrEnum):
+    """Every reason of an Event the controller posts."""
+
+    # Mind
+    REGISTERED = "Registered"
+    UPDATED = "Updated"
+    DELETED = "Deleted"
+    INVALID_SPEC = "InvalidSpec"
+    PLANNED = "Planned"
+    PLAN_COMPLETED = "PlanCompleted"
+    PLAN_FAILED = "PlanFailed"
+    APPROVAL_REQUESTED = "ApprovalRequested"
+    # Plan
+    VALIDATED = "Validated"
+    INVALID_PLAN = "InvalidPlan"
+    COMPLETED = "Completed"
+    FAILED = "Failed"
+    REPLANNED = "Replanned"
+    ESCALATED = "Escalated"
+    STEP_FAILED = "StepFailed"
+    STEP_BLOCKED = "StepBlocked"
+    AWAITING_APPROVAL = "AwaitingApproval"
+    AWAITING_GRANT = "AwaitingGrant"
+    RELEASED = "Released"
+    RELEASE_IGNORED = "ReleaseIgnored"
+    # Approval
+    REQUESTED = "Requested"
+    APPROVED = "Approved"
+    DENIED = "Denied"
+    EXPIRED = "Expired"
+    DECISION_LATE = "DecisionLate"
+    DECISION_REFUSED = "DecisionRefused"
+    DECISION_IGNORED = "DecisionIgnored"
+    WITHDRAWN = "Withdrawn"
+    EXECUTED = "Executed"
+    NOT_EXECUTED = "NotExecuted"
+    # CapabilityGrant (its phases)
+    PENDING = "Pending"
+    ACTIVE = "Active"
+    EXHAUSTED = "Exhausted"
+    REVOKED = "Revoked"
+
+
+def is_reason(text: str) -> bool:
+    """A reason we post: in the table, and CamelCase."""
+    return text in Reason.__members__.values() and CAMEL_CASE.fullmatch(text) is not None
+
+
+@dataclass(frozen=True)
+class Told:
+    """An Event on the Mind, told of one ledger row."""
+
+    type_: str
+    reason: Reason
+    message: str
+
+
+def _payload(row: EventRecord, key: str) -> str:
+    value = row.payload.get(key)
+    return f": {str(value)[:300]}" if value else ""
+
+
+def _planned(row: EventRecord) -> Told:
+    strategy = row.payload.get("strategy")
+    by = "a person's" if row.payload.get("origin") == "operator" else "its"
+    message = f"{by} plan {row.subject.name} ({strategy}) is valid and will run"
+    return Told("Normal", Reason.PLANNED, message)
+
+
+def _completed(row: EventRecord) -> Told:
+    return Told("Normal", Reason.PLAN_COMPLETED, f"plan {row.subject.name} completed")
+
+
+def _failed(row: EventRecord) -> Told:
+    message = f"plan {row.subject.name} failed{_payload(row, 'reason')}"
+    return Told("Warning", Reason.PLAN_FAILED, message)
+
+
+def _replanned(row: EventRecord) -> Told:
+    new = row.payload.get("to")
+    then = f" as {new}" if new else ""
+    return Told("Normal", Reason.REPLANNED, f"plan {row.subject.name} replanned{then}")
+
+
+def _escalated(row: EventRecord) -> Told:
+    step = row.payload.get("step")
+    message = f"plan {row.subject.name} step {step} needs a person{_payload(row, 'note')}"
+    return Told("Warning", Reason.ESCALATED, message)
+
+
+def _blocked(row: EventRecord) -> Told:
+    step = row.payload.get("step")
+    message = f"plan {row.subject.name} step {step} is blocked{_payload(row, 'reason')}"
+    return Told("Warning", Reason.STEP_BLOCKED, message)
+
+
+def _asked(row: EventRecord) -> Told:
+    what = f"{row.payload.get('capability')} on {row.payload.get('target')}"
+    return Told("Normal", Reason.APPROVAL_REQUESTED, f"asked approval {row.subject.name}: {what}")
+
+
+#: Which ledger rows of a mind become an Event on the Mind, and what it says. A plan made
+#: (validated: a draft never runs), how plans end, escalations, blocked steps and approvals
+#: asked: what a person acts on. Checks, observations and cycles stay in the ledger.
+MIND_STORY: Final[Mapping[str, Callable[[EventRecord], Told]]] = {
+    "plan_validated": _planned,
+    "plan_completed": _completed,
+    "plan_failed": _failed,
+    "plan_replanned": _replanned,
+    "operator_notified": _escalated,
+    "plan_step_blocked": _blocked,
+    "approval_requested": _asked,
+}
+
+
+def told(row: EventRecord) -> Told | None:
+    """The Event on the Mind that ``row`` becomes, or None when it stays in the ledger."""
+    tell = MIND_STORY.get(row.type)
+    return tell(row) if tell is not None else None

@@ -1,0 +1,122 @@
+"""``NeedsAttention``: what of a mind waits for a person, named, most pressing first."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from minds.domain.attention import (
+    NAMED,
+    AttentionReason,
+    Open,
+    PendingApproval,
+    PlanAtHand,
+    needs_attention,
+)
+from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus
+from minds.domain.planning.model import PlanStatus, PlanStatusBlock, StepState, StepStatus
+from minds.domain.resources.common import ConditionStatus
+
+NOW = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
+
+
+def intention(
+    status: IntentionStatus, reason: str | None = None, parent: str | None = None, n: int = 1
+) -> IntentionRecord:
+    return IntentionRecord(
+        id=f"i{n}",
+        namespace="shop",
+        mind="keeper",
+        objective=f"keep atlas-worker-{n} running",
+        kind=IntentionKind.ACTION,
+        status=status,
+        reason=reason,
+        parent_id=parent,
+        created_at=NOW,
+        updated_at=NOW,
+    )
+
+
+def plan(name: str, phase: PlanStatus, *steps: tuple[str, StepStatus, str | None]) -> PlanAtHand:
+    return PlanAtHand(
+        name=name,
+        status=PlanStatusBlock(
+            phase=phase, steps=[StepState(key=k, status=s, reason=r) for k, s, r in steps]
+        ),
+    )
+
+
+def held(intentions=(), plans=(), approvals=()) -> Open:  # type: ignore[no-untyped-def]
+    return Open(intentions=list(intentions), plans=list(plans), approvals=list(approvals))
+
+
+def test_nothing_open_needs_nobody() -> None:
+    quiet = held(
+        intentions=[intention(IntentionStatus.ACTIVE)],
+        plans=[plan("heal", PlanStatus.EXECUTING, ("P1", StepStatus.EXECUTING, None))],
+    )
+    condition = needs_attention(quiet, NOW)
+    assert condition.type == "NeedsAttention"
+    assert condition.status is ConditionStatus.FALSE
+    assert condition.reason == AttentionReason.NOTHING_PENDING
+
+
+def test_a_restart_that_did_not_heal_names_the_escalation() -> None:
+    escalated = held(
+        intentions=[
+            intention(IntentionStatus.BLOCKED, "escalated to the operator: restart did not heal")
+        ],
+        plans=[
+            plan("heal-r1", PlanStatus.SUPERSEDED, ("V1", StepStatus.BLOCKED, "old")),
+            plan("heal-r2", PlanStatus.COMPLETED, ("N1", StepStatus.COMPLETED, None)),
+        ],
+    )
+    condition = needs_attention(escalated, NOW)
+    assert condition.status is ConditionStatus.TRUE
+    assert condition.reason == AttentionReason.ESCALATED
+    assert condition.message == (
+        "keep atlas-worker-1 running is blocked: escalated to the operator: restart did not heal"
+    )
+
+
+def test_a_subordinate_intention_is_told_by_its_approval_not_twice() -> None:
+    waiting = held(
+        intentions=[intention(IntentionStatus.BLOCKED, "waiting for approval", parent="i0")],
+        approvals=[PendingApproval("heal-p1", "service.restart", "shop/atlas-worker")],
+    )
+    condition = needs_attention(waiting, NOW)
+    assert condition.reason == AttentionReason.PENDING_APPROVAL
+    assert condition.message == (
+        "approval heal-p1 waits for a decision: service.restart on shop/atlas-worker"
+    )
+
+
+def test_the_most_pressing_kind_is_the_reason_and_every_item_is_named() -> None:
+    everything = held(
+        intentions=[intention(IntentionStatus.OUTCOME_UNVERIFIED, "no outcome", n=2)],
+        plans=[plan("heal", PlanStatus.BLOCKED, ("P1", StepStatus.BLOCKED, "budget exhausted"))],
+        approvals=[PendingApproval("a1", "service.restart", "shop/x")],
+    )
+    condition = needs_attention(everything, NOW)
+    assert condition.reason == AttentionReason.OUTCOME_UNVERIFIED
+    assert "intention i2 may have acted without an outcome" in condition.message
+    assert "plan heal step P1 is blocked: budget exhausted" in condition.message
+    assert "approval a1 waits for a decision" in condition.message
+
+
+def test_many_items_are_named_up_to_a_bound_and_counted_beyond() -> None:
+    many = held(
+        approvals=[PendingApproval(f"a{n}", "service.restart", "shop/x") for n in range(NAMED + 3)]
+    )
+    condition = needs_attention(many, NOW)
+    assert condition.message.count("waits for a decision") == NAMED
+    assert condition.message.endswith("; and 3 more")
+
+
+def test_suspended_and_final_intentions_ask_nothing() -> None:
+    calm = held(
+        intentions=[
+            intention(IntentionStatus.SUSPENDED, "a dream: imagined, never acted on"),
+            intention(IntentionStatus.ABANDONED, "replan limit", n=2),
+        ]
+    )
+    assert needs_attention(calm, NOW).status is ConditionStatus.FALSE
