@@ -114,5 +114,6 @@ class FakeEvents:
         assert type_ in ("Normal", "Warning"), type_
         self.posted.append((body["metadata"]["name"], type_, reason, message))
 
-    def reasons(self) -> list[str]:
-        return [reason for _, _, reason, _ in self.posted]
+    def reasons(self, of: str | None = None) -> list[str]:
+        """Every reason posted, or only those posted on the object named ``of``."""
+        return [reason for name, _, reason, _ in self.posted if of in (None, name)]
