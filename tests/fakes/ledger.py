@@ -11,6 +11,7 @@ import copy
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -46,6 +47,7 @@ class FakeLedger:
         self.beliefs_: dict[str, BeliefRecord] = {}
         self.predictions_: dict[str, PredictionRecord] = {}
         self.procedures_: dict[str, ProceduralMemory] = {}
+        self.decisions_: dict[str, Decision] = {}
         self.fail_next_append = False
         self._depth = 0
 
@@ -277,6 +279,65 @@ class FakeLedger:
             return False
         self.procedures_[memory.id] = memory
         return True
+
+    # -- volition decisions ------------------------------------------------------------------
+
+    def record_decision(
+        self,
+        *,
+        namespace: str,
+        mind: str,
+        kind: str,
+        outcome: str,
+        subjects: Mapping[str, str],
+        data: Mapping[str, JsonValue],
+        at: datetime,
+        key: str,
+    ) -> bool:
+        if key in self.decisions_:
+            return False
+        self.decisions_[key] = Decision(
+            len(self.decisions_) + 1,
+            namespace,
+            mind,
+            kind,
+            outcome,
+            dict(subjects),
+            mask_secrets(dict(data)),
+            at,
+        )
+        return True
+
+    def decisions(
+        self,
+        *,
+        namespace: str,
+        mind: str | None = None,
+        kind: str | None = None,
+        subject: tuple[str, str] | None = None,
+    ) -> list[Decision]:
+        return [
+            d
+            for d in self.decisions_.values()
+            if d.namespace == namespace
+            and (mind is None or d.mind == mind)
+            and (kind is None or d.kind == kind)
+            and (subject is None or d.subjects.get(subject[0]) == subject[1])
+        ]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A row of ``volition_decisions``, shaped as the real ledger returns it."""
+
+    id: int
+    namespace: str
+    mind: str
+    kind: str
+    outcome: str
+    subjects: dict[str, str]
+    data: dict[str, Any]
+    decided_at: datetime
 
 
 def _has_nul(value: object) -> bool:

@@ -29,6 +29,7 @@ __all__ = [
     "Beliefs",
     "Clock",
     "Conflict",
+    "Decisions",
     "EventPort",
     "Executions",
     "ExecutorLedger",
@@ -126,6 +127,25 @@ class Beliefs(Protocol):
         ...
 
 
+class Decisions(Protocol):
+    """The append-only record of volition's choices (``volition_decisions``)."""
+
+    def record_decision(
+        self,
+        *,
+        namespace: str,
+        mind: str,
+        kind: str,
+        outcome: str,
+        subjects: Mapping[str, str],
+        data: Mapping[str, JsonValue],
+        at: datetime,
+        key: str,
+    ) -> bool:
+        """Append one choice; False when its key was already recorded (a replay)."""
+        ...
+
+
 class Procedures(Protocol):
     def store_procedure(self, memory: ProceduralMemory) -> bool: ...
 
@@ -138,7 +158,7 @@ class Executions(Protocol):
     ) -> tuple[ExecutionRecord, ExecutionOutcome | None] | None: ...
 
 
-class ExecutorLedger(Journal, Intentions, Beliefs, Procedures, Executions, Protocol):
+class ExecutorLedger(Journal, Intentions, Beliefs, Procedures, Executions, Decisions, Protocol):
     """Every role of the ledger the executor plays a part in."""
 
     def transaction(self) -> AbstractContextManager[None]:

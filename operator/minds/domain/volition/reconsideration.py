@@ -14,13 +14,13 @@
 | `weakened_belief`     | `replan` when the supporting belief fell below the planner's          |
 |                       | assumption threshold; else `keep`                                     |
 | `budget`              | `suspend`                                                             |
-| `goal_completion`     | `fulfil`                                                              |
+| `goal_completion`     | `fulfil`; `block` when the plan only told a person (an escalation)     |
 | `world_change`        | `fulfil` when the world now satisfies the want; else `keep`           |
 | `operator_correction` | what the operator said (resume by default)                            |
 
 Replanning is bounded: an intention that has been replanned `MAX_REPLANS` times is abandoned
-instead. A final intention is kept as it is, whatever the trigger; resuming an active one
-keeps it.
+instead, and so is one whose plan a person wrote (the mind does not rewrite a person's plan).
+A final intention is kept as it is, whatever the trigger; resuming an active one keeps it.
 
 Fulfilling an intention satisfies the wants it serves and fulfils the commitments they carry.
 Abandoning it suppresses those wants for `SUPPRESSION_PERIOD`, so the same want does not form
@@ -48,6 +48,7 @@ __all__ = [
     "Trigger",
     "Verdict",
     "reconsider",
+    "trigger_of_failure",
 ]
 
 #: Replans per intention before it is abandoned (the executor's limit).
@@ -66,6 +67,25 @@ class Trigger(StrEnum):
     GOAL_COMPLETION = "goal_completion"
     WORLD_CHANGE = "world_change"
     OPERATOR_CORRECTION = "operator_correction"
+
+
+#: How a failed step's reason (``minds.domain.execution.adopt``) names what happened, first
+#: match wins. The seed: "expired or withdrawn fails it as an expired approval".
+FAILURE_TRIGGERS: Final = (
+    ("approval denied", Trigger.DENIED_APPROVAL),
+    ("approval expired", Trigger.EXPIRED_APPROVAL),
+    ("approval withdrawn", Trigger.EXPIRED_APPROVAL),
+    ("expectation failed", Trigger.FAILED_EXPECTATION),
+)
+
+
+def trigger_of_failure(reason: str | None) -> Trigger:
+    """The trigger a failed step raises, read from its reason; any other failure is a failed
+    step."""
+    text = (reason or "").lower()
+    return next(
+        (t for prefix, t in FAILURE_TRIGGERS if text.startswith(prefix)), Trigger.FAILED_STEP
+    )
 
 
 class Verdict(StrEnum):
@@ -98,9 +118,13 @@ class ReconsiderationContext(Model):
       the means;
     - `belief_confidence` (weakened_belief): the supporting belief's confidence now;
     - `goal_met` (world_change): whether the world now satisfies the want;
-    - `operator_says` (operator_correction): the verdict an operator gave.
+    - `escalated` (goal_completion): the completed plan only told a person;
+    - `operator_says` (operator_correction): the verdict an operator gave;
+    - `replannable` (any replan): False for a plan a person wrote.
 
-    `wants` are the wants the intention serves (from its formation decision).
+    `wants` are the wants the intention serves (from its formation decision). `basis` names
+    what was reconsidered (a plan and its trigger) so that answering it again after a crash
+    records the decision once.
     """
 
     now: AwareDatetime
@@ -110,7 +134,10 @@ class ReconsiderationContext(Model):
     approval_required: bool = False
     belief_confidence: float | None = None
     goal_met: bool | None = None
+    escalated: bool = False
     operator_says: Verdict | None = None
+    replannable: bool = True
+    basis: str | None = None
 
 
 class Reconsideration(Model):
@@ -159,6 +186,8 @@ def _judge(
             )
         case Trigger.BUDGET:
             return Verdict.SUSPEND, "the plan's budget is exhausted"
+        case Trigger.GOAL_COMPLETION if c.escalated:
+            return Verdict.BLOCK, "escalated to the operator: telling a person is not doing it"
         case Trigger.GOAL_COMPLETION:
             return Verdict.FULFIL, "the goal is complete"
         case Trigger.WORLD_CHANGE if c.goal_met:
@@ -181,6 +210,8 @@ def reconsider(
         verdict, reason = _judge(intention, trigger, context)
     if verdict is Verdict.REPLAN and intention.replans >= MAX_REPLANS:
         verdict, reason = Verdict.ABANDON, f"{reason}; replan limit ({MAX_REPLANS}) reached"
+    if verdict is Verdict.REPLAN and not context.replannable:
+        verdict, reason = Verdict.ABANDON, f"{reason}; a person wrote this plan: write a new one"
     if verdict is Verdict.RESUME and intention.status is IntentionStatus.ACTIVE:
         verdict, reason = Verdict.KEEP, f"{reason}; already active"
     status = STATUS_AFTER.get(verdict)
@@ -210,10 +241,11 @@ def reconsider(
                 "trigger": trigger.value,
                 "status": intention.status.value,
                 "replans": intention.replans,
-                "context": context.model_dump(mode="json", exclude={"wants", "now"}),
+                "context": context.model_dump(mode="json", exclude={"wants", "now", "basis"}),
                 "wants": [w.id for w in context.wants],
             },
             at=now,
+            basis=context.basis,
         ),
     )
     return Reconsideration(

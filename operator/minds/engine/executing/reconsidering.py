@@ -1,0 +1,244 @@
+"""The executor's answer to whatever happens to a plan is the domain's ``reconsider()``.
+
+| what the executor saw                   | trigger              | the domain's verdict            |
+|-----------------------------------------|----------------------|---------------------------------|
+| a step failed                           | `failed_step`        | replan (abandon past the limit) |
+| a verify's expectation was refuted      | `failed_expectation` | replan (abandon past the limit) |
+| an approval was denied                  | `denied_approval`    | replan                          |
+| an approval expired or was withdrawn    | `expired_approval`   | block: nobody is asked again    |
+| the budget is exhausted                 | `budget`             | suspend                         |
+| the plan completed                      | `goal_completion`    | fulfil (block after escalating) |
+
+Each verdict's decision row goes to ``volition_decisions`` (so ``kubectl minds why`` shows it),
+keyed by the plan and the trigger, so a controller that answers again after a crash records
+it once; then ``VERDICTS`` applies it. Whatever the verdict on a plan that ended, the
+subordinate "obtain approval" intentions its steps formed close with it: a refused or
+unanswered request is not pursued any more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from minds.domain.execution.machine import FINAL_STEP
+from minds.domain.intentions import IntentionRecord, IntentionStatus
+from minds.domain.ledger import idempotency_key
+from minds.domain.planning.model import Plan, PlanOrigin, PlanStatus, StepStatus
+from minds.domain.resources.kinds import PLAN
+from minds.domain.resources.plan import PlanResourceStatus
+from minds.domain.volition.reconsideration import (
+    Reconsideration,
+    ReconsiderationContext,
+    Trigger,
+    Verdict,
+    reconsider,
+)
+from minds.engine.conditional import write_status
+from minds.engine.decisions import record_decisions
+from minds.engine.executing.context import Deps
+from minds.engine.executing.journal import Notice, record
+
+RECONSIDERED = "plan_reconsidered"
+
+Answer = Callable[[Deps, dict[str, Any], Plan, IntentionRecord, Reconsideration], None]
+
+
+def answered(deps: Deps, body: dict[str, Any], trigger: Trigger) -> bool:
+    """Whether this plan's ``trigger`` was answered already (its ``plan_reconsidered`` row)."""
+    uid = body["metadata"]["uid"]
+    return deps.ledger.event(idempotency_key("plan", uid, RECONSIDERED, trigger.value)) is not None
+
+
+def answer(
+    deps: Deps,
+    body: dict[str, Any],
+    plan: Plan,
+    intention: IntentionRecord,
+    trigger: Trigger,
+    *,
+    escalated: bool = False,
+) -> Reconsideration | None:
+    """Reconsider the plan's intention on ``trigger``, record the choice, apply it, then say
+    so in the plan's ``plan_reconsidered`` row; None when that row says it was done before (a
+    verdict is applied once: a person who resumes a blocked intention is not overruled by the
+    next look at the plan that blocked it)."""
+    if answered(deps, body, trigger):
+        return None
+    meta = body["metadata"]
+    verdict = reconsider(
+        intention,
+        trigger,
+        ReconsiderationContext(
+            now=deps.clock(),
+            escalated=escalated,
+            replannable=plan.origin is not PlanOrigin.OPERATOR,
+            basis=f"{meta['uid']}:{trigger.value}",
+        ),
+    )
+    decisions = [
+        d.model_copy(update={"subjects": {**d.subjects, "plan": meta["name"]}})
+        for d in verdict.decisions
+    ]
+    record_decisions(deps.ledger, decisions)
+    VERDICTS[verdict.verdict](deps, body, plan, intention, verdict)
+    reconsidered(deps, body, plan, trigger, verdict.verdict, verdict.reason)
+    return verdict
+
+
+def reconsidered(
+    deps: Deps, body: dict[str, Any], plan: Plan, trigger: Trigger, verdict: Verdict, reason: str
+) -> None:
+    """The plan's row saying how its intention was reconsidered (written once the verdict is
+    applied: a crash before it means the verdict is applied again, which changes nothing)."""
+    payload = {"trigger": trigger.value, "verdict": verdict.value, "reason": reason}
+    record(deps, body, plan, RECONSIDERED, (trigger.value,), payload)
+
+
+def close_subordinates(deps: Deps, intention: IntentionRecord, reason: str) -> None:
+    """The "obtain approval" intentions of a plan that ended are pursued no more."""
+    for child in deps.ledger.intentions(parent_id=intention.id):
+        if not child.status.final:
+            deps.ledger.transition_intention(
+                child.id, IntentionStatus.ABANDONED, reason[:2000], deps.clock()
+            )
+
+
+def _keep(
+    deps: Deps, body: dict[str, Any], plan: Plan, intention: IntentionRecord, r: Reconsideration
+) -> None:
+    """Nothing changes for the intention."""
+
+
+def _move(
+    deps: Deps, body: dict[str, Any], plan: Plan, intention: IntentionRecord, r: Reconsideration
+) -> None:
+    """The intention moves to the verdict's status; the plan stays as it is."""
+    assert r.status is not None
+    deps.ledger.transition_intention(intention.id, r.status, r.reason, deps.clock())
+
+
+def _stop(phase: PlanStatus) -> Answer:
+    """The plan runs no further and ends in ``phase``; the intention moves as the verdict says."""
+
+    def stop(
+        deps: Deps,
+        body: dict[str, Any],
+        plan: Plan,
+        intention: IntentionRecord,
+        r: Reconsideration,
+    ) -> None:
+        assert r.status is not None
+        # The intention first: a crash between the two leaves a plan still `failed`, which the
+        # next tick concludes again; the other order would leave a live intention unanswered.
+        deps.ledger.transition_intention(intention.id, r.status, r.reason, deps.clock())
+        close(deps, body, phase, r.reason, f"cancelled: {r.reason}")
+
+    return stop
+
+
+def _replan(
+    deps: Deps, body: dict[str, Any], plan: Plan, intention: IntentionRecord, r: Reconsideration
+) -> None:
+    replan(deps, body, plan, intention, r.reason, r.trigger)
+
+
+#: What each verdict does to the plan and its intention.
+VERDICTS: dict[Verdict, Answer] = {
+    Verdict.KEEP: _keep,
+    Verdict.BLOCK: _stop(PlanStatus.FAILED),
+    Verdict.SUSPEND: _move,
+    Verdict.RESUME: _move,
+    Verdict.REPLAN: _replan,
+    Verdict.REQUIRE_APPROVAL: _replan,
+    Verdict.ABANDON: _stop(PlanStatus.ABANDONED),
+    Verdict.FULFIL: _move,
+}
+
+
+def close(deps: Deps, body: dict[str, Any], phase: PlanStatus, reason: str, why: str) -> bool:
+    """A failed plan runs no further: its open steps are cancelled and the Approvals and grant
+    requests they wait on withdrawn, so nobody approves work for a dead plan. ``phase``: FAILED
+    (it stays failed), ABANDONED (its intention was abandoned) or REPLANNING (a new revision
+    follows)."""
+    meta = body["metadata"]
+
+    def mark(fresh: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
+        st = PlanResourceStatus.model_validate(fresh.get("status") or {})
+        if st.phase is not PlanStatus.FAILED:
+            return None, st.phase is phase
+        steps = [
+            s
+            if s.status in FINAL_STEP
+            else s.model_copy(update={"status": StepStatus.CANCELLED, "lease": None, "reason": why})
+            for s in st.steps
+        ]
+        closed = st.model_copy(update={"phase": phase, "steps": steps, "reason": reason[:2000]})
+        return (None, True) if closed == st else (closed.to_k8s(), True)
+
+    _, ok = write_status(deps.resources, PLAN, meta["namespace"], meta["name"], mark)
+    if not ok:
+        return False
+    deps.approvals.abandon_plan(
+        meta["namespace"],
+        meta["uid"],
+        "the plan that asked was replaced"
+        if phase is PlanStatus.REPLANNING
+        else "the plan that asked failed",
+    )
+    return True
+
+
+def replan(
+    deps: Deps,
+    body: dict[str, Any],
+    plan: Plan,
+    intention: IntentionRecord,
+    reason: str,
+    trigger: Trigger = Trigger.FAILED_STEP,
+) -> str | None:
+    """A new revision instead of the failed plan (the domain already said replan)."""
+    meta = body["metadata"]
+    now = deps.clock()
+    if not close(deps, body, PlanStatus.REPLANNING, reason, "cancelled for a new revision"):
+        return None
+    # Idempotent if a crash interrupted an earlier attempt: revision n failing means n replans
+    # so far, and its strategy is recorded once.
+    failed = list(intention.failed_strategies)
+    if len(failed) < plan.revision:
+        failed.append(plan.strategy.value)
+    intention = deps.ledger.update_intention(
+        intention.id,
+        replans=max(intention.replans, plan.revision),
+        failed_strategies=failed,
+        at=now,
+    )
+    planned = deps.planning.plan(intention, revision=plan.revision + 1, supersedes=meta["name"])
+    new_name = planned.plan_name
+
+    def supersede(fresh: dict[str, Any]) -> tuple[dict[str, Any] | None, None]:
+        st = PlanResourceStatus.model_validate(fresh.get("status") or {})
+        phase = PlanStatus.SUPERSEDED if new_name else PlanStatus.FAILED
+        why = f"superseded by {new_name}" if new_name else f"no new plan: {planned.result.reason}"
+        return st.model_copy(update={"phase": phase, "reason": why}).to_k8s(), None
+
+    write_status(deps.resources, PLAN, meta["namespace"], meta["name"], supersede)
+    if new_name is None:
+        deps.ledger.transition_intention(
+            intention.id,
+            IntentionStatus.ABANDONED,
+            f"no possible plan after {reason}: {planned.result.reason}",
+            now,
+        )
+        return None
+    deps.ledger.update_intention(intention.id, plan=new_name, at=now)
+    record(
+        deps,
+        body,
+        plan,
+        "plan_replanned",
+        (),
+        {"from": meta["name"], "to": new_name, "reason": reason},
+        Notice("Normal", "Replanned", f"superseded by {new_name}"),
+    )
+    return new_name
