@@ -1,0 +1,266 @@
+"""The executor's answers to triggers, over the fakes of its ports with a clock the test moves:
+every answer is the domain's ``reconsider()``, recorded in ``volition_decisions`` once, and
+applied once. The e2e tests (tests/e2e/test_reconsider_*.py) prove the wiring on real
+components."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from minds.domain.base import Model
+from minds.domain.capabilities.registry import REGISTRY
+from minds.domain.capabilities.results import DriverResult
+from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus
+from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
+from minds.engine.plan_service import PlanService
+from minds.engine.planning_service import PlanningService
+from tests.unit.engine.harness import NAMESPACE, WORKLOAD, FakeDriver, World
+
+DAY = timedelta(hours=24)
+INTENTION = "int-atlas"
+
+
+@dataclass
+class BrokenWorld(FakeDriver):
+    """A workload a restart does not heal: every look says it is still crash-looping."""
+
+    def invoke(
+        self,
+        capability_name: str,
+        parameters: Model,
+        *,
+        mind_allowed_hosts: Any = (),
+        dry_run: bool = False,
+    ) -> DriverResult:
+        if capability_name != "service.status":
+            return super().invoke(capability_name, parameters)
+        self.calls[capability_name] += 1
+        return DriverResult.success(
+            "atlas-worker is crash-looping",
+            fields={"state": "degraded", "ready_replicas": 0, "desired_replicas": 1},
+        )
+
+
+def mind_spec(world: World) -> dict[str, Any]:
+    return world.resources._objects[(MIND.plural, NAMESPACE, "keeper")]["spec"]
+
+
+def minded(policy: str = "approve", driver: FakeDriver | None = None) -> tuple[World, str]:
+    """A keeper that intends to bring atlas-worker back, with the plan its planner made."""
+    world = World(driver=driver or FakeDriver())
+    spec = mind_spec(world)
+    spec["capabilityPolicy"] = [
+        {"capability": "service.restart", "decision": policy},
+        {"capability": "service.status", "decision": "allow"},
+        {"capability": "logs.query", "decision": "allow"},
+    ]
+    spec["approvers"] = {"groups": ["sre"]}
+    now = world.clock.now
+    intention = IntentionRecord(
+        id=INTENTION,
+        namespace=NAMESPACE,
+        mind="keeper",
+        objective="bring atlas-worker back to running normally",
+        kind=IntentionKind.ACTION,
+        subject=f"{NAMESPACE}/atlas-worker",
+        means_capability="service.restart",
+        means_parameters=WORKLOAD,
+        created_at=now,
+        updated_at=now,
+    )
+    world.ledger.form_intention(intention)
+    planned = PlanningService(resources=world.resources, clock=world.clock, registry=REGISTRY).plan(
+        intention
+    )
+    assert planned.plan_name is not None
+    world.ledger.update_intention(INTENTION, plan=planned.plan_name, at=now)
+    admit(world, planned.plan_name)
+    return world, planned.plan_name
+
+
+def admit(world: World, name: str) -> None:
+    service = PlanService(
+        resources=world.resources,
+        ledger=world.ledger,
+        events=world.events,
+        clock=world.clock,
+        registry=REGISTRY,
+    )
+    assert service.admit(NAMESPACE, name).result.ok
+
+
+def asked(world: World, plan: str) -> str:
+    world.run(world.executor("a"), plan, until=lambda: "approvalRef" in world.step(plan, "P1"))
+    return str(world.step(plan, "P1")["approvalRef"])
+
+
+def decide(world: World, name: str, decision: str) -> None:
+    stored = world.resources._objects[(APPROVAL.plural, NAMESPACE, name)]
+    stored["spec"] |= {"decision": decision, "decidedBy": "alice"}
+
+
+def phase(world: World, plan: str) -> str:
+    return str(world.resources.get(PLAN, NAMESPACE, plan)["status"]["phase"])
+
+
+def intention(world: World, key: str = INTENTION) -> IntentionRecord:
+    found = world.ledger.intention(key)
+    assert found is not None
+    return found
+
+
+def verdicts(world: World) -> list[tuple[str, str]]:
+    """(trigger, verdict) of every reconsideration recorded about the intention, in order."""
+    return [
+        (d.data["inputs"]["trigger"], d.outcome)
+        for d in world.ledger.decisions(
+            namespace=NAMESPACE, kind="reconsideration", subject=("intention", INTENTION)
+        )
+    ]
+
+
+def subordinates(world: World) -> list[IntentionRecord]:
+    return world.ledger.intentions(parent_id=INTENTION)
+
+
+def plans(world: World) -> list[str]:
+    return sorted(p["metadata"]["name"] for p in world.resources.list(PLAN, NAMESPACE))
+
+
+def settle_for(world: World, plan: str, ticks: int = 20, step: timedelta = DAY) -> None:
+    """Keep looking at the plan for a while, as the controller's daemons would."""
+    executor = world.executor("a")
+    for _ in range(ticks):
+        world.clock.now += step
+        executor.tick(NAMESPACE, plan)
+
+
+def test_a_denial_replans_and_closes_the_subordinate_intention() -> None:
+    world, plan = minded()
+    approval = asked(world, plan)
+    [child] = subordinates(world)
+    assert child.status is IntentionStatus.ACTIVE
+    decide(world, approval, "Denied")
+    world.run(world.executor("a"), plan, until=lambda: phase(world, plan) == "superseded")
+    assert verdicts(world) == [("denied_approval", "replan")]
+    assert intention(world).status is IntentionStatus.ACTIVE
+    assert intention(world).replans == 1
+    assert intention(world).plan != plan
+    [child] = subordinates(world)
+    assert child.status is IntentionStatus.ABANDONED
+    decision = world.ledger.decisions(namespace=NAMESPACE, kind="reconsideration")[0]
+    assert decision.subjects == {"intention": INTENTION, "plan": plan}
+    assert world.driver.calls["service.restart"] == 0
+
+
+def test_an_expired_approval_blocks_and_nobody_is_asked_again() -> None:
+    world, plan = minded()
+    asked(world, plan)
+    world.clock.now += DAY + timedelta(seconds=1)
+    world.executor("a").tick(NAMESPACE, plan)
+    assert phase(world, plan) == "failed"
+    assert verdicts(world) == [("expired_approval", "block")]
+    assert intention(world).status is IntentionStatus.BLOCKED
+    assert [c.status for c in subordinates(world)] == [IntentionStatus.ABANDONED]
+    settle_for(world, plan)
+    assert plans(world) == [plan]  # no new revision
+    assert len(world.resources.list(APPROVAL, NAMESPACE)) == 1  # asked once, never again
+    assert verdicts(world) == [("expired_approval", "block")]
+
+
+def test_a_withdrawn_approval_blocks_like_an_expired_one() -> None:
+    world, plan = minded()
+    approval = asked(world, plan)
+    mind_spec(world)["approvers"] = {"groups": ["another-team"]}
+    decide(world, approval, "Approved")
+    world.executor("a").tick(NAMESPACE, plan)
+    assert verdicts(world) == [("expired_approval", "block")]
+    assert intention(world).status is IntentionStatus.BLOCKED
+    assert world.driver.calls["service.restart"] == 0
+
+
+def test_a_verdict_is_applied_once_so_a_person_who_resumes_is_not_overruled() -> None:
+    world, plan = minded()
+    asked(world, plan)
+    world.clock.now += DAY + timedelta(seconds=1)
+    world.executor("a").tick(NAMESPACE, plan)
+    assert intention(world).status is IntentionStatus.BLOCKED
+    world.ledger.transition_intention(
+        INTENTION, IntentionStatus.ACTIVE, "resumed by alice", world.clock.now
+    )
+    settle_for(world, plan, ticks=5)
+    assert intention(world).status is IntentionStatus.ACTIVE
+    assert len(world.ledger.decisions(namespace=NAMESPACE, kind="reconsideration")) == 1
+
+
+def test_a_refuted_restart_replans_into_one_escalation_and_never_a_second_restart() -> None:
+    world, plan = minded(policy="allow", driver=BrokenWorld())
+    world.run(world.executor("a"), plan, until=lambda: phase(world, plan) == "superseded")
+    assert verdicts(world) == [("failed_expectation", "replan")]
+    successor = intention(world).plan
+    assert successor is not None
+    assert successor != plan
+    admit(world, successor)
+    world.run(world.executor("a"), successor, until=lambda: phase(world, successor) == "completed")
+    assert verdicts(world) == [("failed_expectation", "replan"), ("goal_completion", "block")]
+    assert intention(world).status is IntentionStatus.BLOCKED
+    for name in (plan, successor):
+        settle_for(world, name)
+    assert world.driver.calls["service.restart"] == 1
+    assert len(verdicts(world)) == 2
+
+
+def test_a_plan_that_completes_fulfils_its_intention_through_the_domain() -> None:
+    world, plan = minded(policy="allow")
+    world.run(world.executor("a"), plan, until=lambda: phase(world, plan) == "completed")
+    assert verdicts(world) == [("goal_completion", "fulfil")]
+    assert intention(world).status is IntentionStatus.FULFILLED
+
+
+def test_an_exhausted_budget_suspends_through_the_domain() -> None:
+    world, plan = minded(policy="allow", driver=BrokenWorld())
+    body = world.resources._objects[(PLAN.plural, NAMESPACE, plan)]
+    body["status"]["budget"] = {"wallSeconds": 5}
+    world.run(world.executor("a"), plan, until=lambda: world.steps(plan)["V1"] == "blocked")
+    assert verdicts(world) == [("budget", "suspend")]
+    assert intention(world).status is IntentionStatus.SUSPENDED
+    assert world.driver.calls["service.restart"] == 1
+
+
+def test_a_persons_failed_plan_is_abandoned_not_replanned() -> None:
+    world = World()
+    world.plan(
+        "heal",
+        [
+            {
+                "key": "P1",
+                "title": "restart a workload that is not there",
+                "kind": "capability",
+                "capability": "service.restart",
+                "parameters": WORKLOAD,
+            }
+        ],
+    )
+    world.driver.crash_on = set()
+    # The world refuses the restart for good.
+    world.driver.__class__ = Refusing
+    world.run(world.executor("a"), "heal", until=lambda: phase(world, "heal") == "abandoned")
+    [decision] = world.ledger.decisions(namespace=NAMESPACE, kind="reconsideration")
+    assert decision.outcome == "abandon"
+    assert "a person wrote this plan" in decision.data["reason"]
+    assert plans(world) == ["heal"]
+
+
+class Refusing(FakeDriver):
+    def invoke(
+        self,
+        capability_name: str,
+        parameters: Model,
+        *,
+        mind_allowed_hosts: Any = (),
+        dry_run: bool = False,
+    ) -> DriverResult:
+        self.calls[capability_name] += 1
+        return DriverResult.failure('deployments.apps "atlas-worker" not found', retryable=False)
