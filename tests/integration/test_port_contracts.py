@@ -145,6 +145,20 @@ def test_a_status_write_changes_only_the_status(resources: tuple[ResourcePort, s
     assert port.get(PLAN, ns, "one")["spec"]["objective"] == "keep atlas-worker running"
 
 
+def test_a_spec_patch_is_a_merge_conditional_on_the_resource_version(
+    resources: tuple[ResourcePort, str],
+) -> None:
+    port, ns = resources
+    read = port.create(PLAN, ns, _plan("one"))
+    written = port.patch_spec(PLAN, read, {"supersededBy": "one-r2"})
+    assert written["spec"]["supersededBy"] == "one-r2"
+    assert written["spec"]["objective"] == "keep atlas-worker running"  # the rest is kept
+    assert written["metadata"]["generation"] == 2
+    with pytest.raises(Conflict):
+        port.patch_spec(PLAN, read, {"supersededBy": "another"})  # stale: someone wrote since
+    assert port.get(PLAN, ns, "one")["spec"]["supersededBy"] == "one-r2"
+
+
 def test_writing_the_same_status_again_keeps_the_version(
     resources: tuple[ResourcePort, str],
 ) -> None:

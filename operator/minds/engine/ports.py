@@ -192,6 +192,12 @@ class ResourceWriter(Protocol):
         """Write ``status`` conditionally on ``body``'s resourceVersion; raises Conflict."""
         ...
 
+    def patch_spec(self, kind: Kind, body: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+        """Merge ``spec`` into the object's spec, conditionally on ``body``'s resourceVersion
+        (raises Conflict); what admission allows the controller to change there is little
+        (a link such as ``supersededBy``)."""
+        ...
+
     def delete(self, kind: Kind, namespace: str, name: str, uid: str) -> None:
         """Delete the object if it is still this incarnation (``uid``); raises Conflict when
         the name now holds another one. Deleting what is gone is not an error."""

@@ -147,7 +147,11 @@ def test_a_denial_replans_and_closes_the_subordinate_intention() -> None:
     assert verdicts(world) == [("denied_approval", "replan")]
     assert intention(world).status is IntentionStatus.ACTIVE
     assert intention(world).replans == 1
-    assert intention(world).plan != plan
+    successor = intention(world).plan
+    assert successor != plan
+    old = world.resources.get(PLAN, NAMESPACE, plan)
+    assert old["spec"]["supersededBy"] == successor
+    assert world.resources.get(PLAN, NAMESPACE, successor)["spec"]["supersedes"] == plan
     [child] = subordinates(world)
     assert child.status is IntentionStatus.ABANDONED
     decision = world.ledger.decisions(namespace=NAMESPACE, kind="reconsideration")[0]
@@ -247,6 +251,7 @@ def test_a_persons_failed_plan_is_abandoned_not_replanned() -> None:
     # The world refuses the restart for good.
     world.driver.__class__ = Refusing
     world.run(world.executor("a"), "heal", until=lambda: phase(world, "heal") == "abandoned")
+    assert world.ledger.intentions(namespace=NAMESPACE)[0].status is IntentionStatus.ABANDONED
     [decision] = world.ledger.decisions(namespace=NAMESPACE, kind="reconsideration")
     assert decision.outcome == "abandon"
     assert "a person wrote this plan" in decision.data["reason"]

@@ -207,6 +207,21 @@ class WatchedResources:
         self._store.observe(kind.plural, written)
         return written
 
+    def patch_spec(self, kind: Kind, body: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+        if not self._store.watches(kind):
+            return self._api.patch_spec(kind, body, spec)
+        meta = body["metadata"]
+        try:
+            written = self._api.patch_spec(kind, body, spec)
+        except Conflict:
+            self._refresh(kind, meta["namespace"], meta["name"])
+            raise
+        except NotFound:
+            self._store.forget(kind.plural, meta["namespace"], meta["name"], meta.get("uid"))
+            raise
+        self._store.observe(kind.plural, written)
+        return written
+
     def delete(self, kind: Kind, namespace: str, name: str, uid: str) -> None:
         self._api.delete(kind, namespace, name, uid)
         if self._store.watches(kind):

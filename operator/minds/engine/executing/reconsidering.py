@@ -38,8 +38,12 @@ from minds.engine.conditional import write_status
 from minds.engine.decisions import record_decisions
 from minds.engine.executing.context import Deps
 from minds.engine.executing.journal import Notice, record
+from minds.engine.ports import Conflict, NotFound
 
 RECONSIDERED = "plan_reconsidered"
+
+#: Re-reads a conditional write of a link may take (each 409 means someone else wrote).
+CONFLICT_RETRIES = 5
 
 Answer = Callable[[Deps, dict[str, Any], Plan, IntentionRecord, Reconsideration], None]
 
@@ -189,6 +193,28 @@ def close(deps: Deps, body: dict[str, Any], phase: PlanStatus, reason: str, why:
     return True
 
 
+def link_successor(deps: Deps, namespace: str, name: str, successor: str) -> bool:
+    """``spec.supersededBy`` of the replaced plan names its successor, written once by the
+    controller (a link, not an edit of what the plan said). False when the plan is gone or
+    already names another successor."""
+    for _ in range(CONFLICT_RETRIES):
+        try:
+            body = deps.resources.get(PLAN, namespace, name)
+        except NotFound:
+            return False
+        linked = (body.get("spec") or {}).get("supersededBy")
+        if linked is not None:
+            return bool(linked == successor)
+        try:
+            deps.resources.patch_spec(PLAN, body, {"supersededBy": successor})
+        except Conflict:
+            continue
+        except NotFound:
+            return False
+        return True
+    return False
+
+
 def replan(
     deps: Deps,
     body: dict[str, Any],
@@ -222,6 +248,8 @@ def replan(
         why = f"superseded by {new_name}" if new_name else f"no new plan: {planned.result.reason}"
         return st.model_copy(update={"phase": phase, "reason": why}).to_k8s(), None
 
+    if new_name is not None:
+        link_successor(deps, meta["namespace"], meta["name"], new_name)
     write_status(deps.resources, PLAN, meta["namespace"], meta["name"], supersede)
     if new_name is None:
         deps.ledger.transition_intention(
