@@ -269,3 +269,86 @@ class Refusing(FakeDriver):
     ) -> DriverResult:
         self.calls[capability_name] += 1
         return DriverResult.failure('deployments.apps "atlas-worker" not found', retryable=False)
+
+
+@dataclass
+class Healing(FakeDriver):
+    """A workload that is broken until ``healed`` is set (by the world, not by a restart)."""
+
+    healed: bool = False
+
+    def invoke(
+        self,
+        capability_name: str,
+        parameters: Model,
+        *,
+        mind_allowed_hosts: Any = (),
+        dry_run: bool = False,
+    ) -> DriverResult:
+        if capability_name != "service.status" or self.healed:
+            return super().invoke(capability_name, parameters)
+        self.calls[capability_name] += 1
+        return DriverResult.success("atlas-worker is crash-looping", fields={"state": "degraded"})
+
+
+def guarded_restart(world: World) -> str:
+    """An operator's restart that asks a person and first looks whether it is still needed."""
+    spec = mind_spec(world)
+    spec["capabilityPolicy"] = [
+        {"capability": "service.restart", "decision": "approve"},
+        {"capability": "service.status", "decision": "allow"},
+    ]
+    spec["approvers"] = {"groups": ["sre"]}
+    step = {
+        "key": "P1",
+        "title": "restart atlas-worker",
+        "kind": "capability",
+        "capability": "service.restart",
+        "parameters": WORKLOAD,
+        "precondition": {
+            "description": "atlas-worker is not running",
+            "check": {
+                "capability": "service.status",
+                "parameters": WORKLOAD,
+                "field": "state",
+                "comparison": "not_equals",
+                "value": "running",
+            },
+            "fulfilsIntentionOnSkip": True,
+        },
+    }
+    world.plan("heal", [step])
+    return asked(world, "heal")
+
+
+def approval_types(world: World, name: str) -> set[str]:
+    uid = world.resources.get(APPROVAL, NAMESPACE, name)["metadata"]["uid"]
+    return {e.type for e in world.ledger.events(subject_uid=uid)}
+
+
+def test_an_approved_action_the_world_no_longer_needs_is_not_executed_and_says_why() -> None:
+    driver = Healing()
+    world = World(driver=driver)
+    approval = guarded_restart(world)
+    driver.healed = True  # it recovered while the request waited for a person
+    decide(world, approval, "Approved")
+    world.executor("a").tick(NAMESPACE, "heal")
+    assert world.steps("heal") == {"P1": "skipped"}
+    assert world.driver.calls["service.restart"] == 0
+    assert "approval_not_executed" in approval_types(world, approval)
+    status = world.resources.get(APPROVAL, NAMESPACE, approval)["status"]
+    assert status["phase"] != "Approved"
+    assert "precondition does not hold" in status["message"]
+    [implicit] = [i for i in world.ledger.intentions(namespace=NAMESPACE) if i.parent_id is None]
+    assert implicit.status is IntentionStatus.FULFILLED
+    assert all(c.status.final for c in world.ledger.intentions(parent_id=implicit.id))
+
+
+def test_an_approved_action_still_needed_runs_once_after_the_recheck() -> None:
+    world = World(driver=Healing())
+    approval = guarded_restart(world)
+    decide(world, approval, "Approved")
+    world.executor("a").tick(NAMESPACE, "heal")
+    assert world.steps("heal") == {"P1": "completed"}
+    assert world.driver.calls["service.restart"] == 1
+    assert world.resources.get(APPROVAL, NAMESPACE, approval)["status"]["phase"] == "Executed"

@@ -14,14 +14,20 @@ from typing import Any
 from pydantic import ValidationError
 
 from minds.domain.approvals import Asker, Ruling, Verdict, authorises
-from minds.domain.execution.adopt import after_act, after_approval
+from minds.domain.execution.adopt import (
+    Effect,
+    EffectKind,
+    after_act,
+    after_approval,
+    after_precondition,
+)
 from minds.domain.execution.machine import claim_approved, states
 from minds.domain.planning.model import Plan, Step, StepKind, StepState, StepStatus
 from minds.domain.resources.approval import ApprovalKind, ApprovalSpec
 from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.capability_service import InvocationOutcome, OutcomeKind
-from minds.engine.executing.acting import acted, invocation
+from minds.engine.executing.acting import Run, acted, invocation
 from minds.engine.executing.context import Deps
 from minds.engine.executing.outcome import apply_step, leased_to
 from minds.engine.ports import NotFound
@@ -169,6 +175,12 @@ def _act_approved(
         [],
     ):
         return False
+    refused = _recheck(deps, body, plan, step, claimed, now)
+    if refused is not None:
+        new, effects, why = refused
+        apply_step(deps, body, plan, step.key, leased_to(deps.holder, state.attempts), new, effects)
+        deps.approvals.not_executed(namespace, name, why)
+        return True
     spec = ApprovalSpec.model_validate(approval["spec"])
     outcome = deps.capabilities.execute_approved(
         invocation(body, plan, step, state.attempts), name, meta["uid"], spec.decided_by
@@ -179,6 +191,34 @@ def _act_approved(
     apply_step(deps, body, plan, step.key, mine, found[0], found[1])
     settle_approval(deps, namespace, name, outcome)
     return True
+
+
+def _recheck(
+    deps: Deps, body: dict[str, Any], plan: Plan, step: Step, claimed: StepState, now: datetime
+) -> tuple[StepState, list[Effect], str] | None:
+    """What the world says now, before an approved action runs: its precondition is looked at
+    again (the approval may have come hours after it was asked). None: act. Otherwise the
+    step as the precondition leaves it (skipped, or blocked when it cannot be observed), its
+    effects, and why the Approval was not executed. That the plan is still open is the claim's
+    to prove (it is conditional on the Plan as read), and policy and authority are checked
+    again by ``execute_approved`` itself."""
+    if step.precondition is None:
+        return None
+    run = Run(deps, body, plan, step, claimed, now)
+    decided = after_precondition(
+        step, claimed, run.check(step, step.precondition.check, "pre-approved"), now
+    )
+    if decided is None:
+        return None
+    new, effects = decided
+    why = f"not executed: {new.reason}"
+    # The person's answer was obtained, so its request is done with; the parent goes on
+    # unless the step now waits for a person again (blocked: the precondition is not
+    # observable).
+    obtained = [Effect(EffectKind.FULFIL_SUBORDINATE, step.key, "approval obtained; not used")]
+    if new.status is StepStatus.SKIPPED:
+        obtained.insert(0, Effect(EffectKind.RESUME_INTENTION, step.key, why))
+    return new, [*obtained, *effects], why
 
 
 #: Who acts on an Approval that authorises the step, by what the step waits for.
