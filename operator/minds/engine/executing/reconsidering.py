@@ -28,6 +28,7 @@ from minds.domain.planning.model import Plan, PlanOrigin, PlanStatus, StepStatus
 from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.domain.volition.reconsideration import (
+    FAILURE_TRIGGERS,
     Reconsideration,
     ReconsiderationContext,
     Trigger,
@@ -41,6 +42,16 @@ from minds.engine.executing.journal import Notice, record
 from minds.engine.ports import Conflict, NotFound
 
 RECONSIDERED = "plan_reconsidered"
+
+#: Every trigger the executor raises (the table above; docs/execution.md shows the same).
+RAISED: frozenset[Trigger] = frozenset(
+    {
+        *(t for _, t in FAILURE_TRIGGERS),
+        Trigger.FAILED_STEP,
+        Trigger.BUDGET,
+        Trigger.GOAL_COMPLETION,
+    }
+)
 
 #: Re-reads a conditional write of a link may take (each 409 means someone else wrote).
 CONFLICT_RETRIES = 5
@@ -244,7 +255,7 @@ def replan(
 
     def supersede(fresh: dict[str, Any]) -> tuple[dict[str, Any] | None, None]:
         st = PlanResourceStatus.model_validate(fresh.get("status") or {})
-        phase = PlanStatus.SUPERSEDED if new_name else PlanStatus.FAILED
+        phase = PlanStatus.SUPERSEDED if new_name else PlanStatus.ABANDONED
         why = f"superseded by {new_name}" if new_name else f"no new plan: {planned.result.reason}"
         return st.model_copy(update={"phase": phase, "reason": why}).to_k8s(), None
 
