@@ -48,6 +48,8 @@ class FakeLedger:
         self.predictions_: dict[str, PredictionRecord] = {}
         self.procedures_: dict[str, ProceduralMemory] = {}
         self.decisions_: dict[str, Decision] = {}
+        #: Targets whose lock is held (a test may hold one, as another controller would).
+        self.held_targets: set[tuple[str, str]] = set()
         self.fail_next_append = False
         self._depth = 0
 
@@ -164,6 +166,25 @@ class FakeLedger:
 
     def executions(self, **_: Any) -> list[ExecutionRecord]:
         return list(self._executions.values())
+
+    def writes_on(self, namespace: str, target: str, since: datetime) -> list[ExecutionRecord]:
+        return [
+            e
+            for e in self._executions.values()
+            if e.namespace == namespace and e.target == target and e.started_at >= since
+        ]
+
+    @contextmanager
+    def target_lock(self, namespace: str, target: str) -> Iterator[bool]:
+        key = (namespace, target)
+        if key in self.held_targets:
+            yield False
+            return
+        self.held_targets.add(key)
+        try:
+            yield True
+        finally:
+            self.held_targets.discard(key)
 
     # -- intentions ----------------------------------------------------------------------------
 

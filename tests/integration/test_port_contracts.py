@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -376,3 +376,25 @@ def test_an_origin_key_executes_once(ledger: Any) -> None:
     assert found[1] is not None
     assert found[1].status is ExecutionStatus.EXECUTED
     assert ledger.execution("no-such-key") is None
+
+
+def test_a_targets_lock_has_one_holder_at_a_time(ledger: Any) -> None:
+    target = f"contract/{uuid.uuid4()}"
+    with ledger.target_lock("contract", target) as first:
+        with ledger.target_lock("contract", target) as second:
+            assert first
+            assert not second  # another holder (another controller) is refused, not queued
+        with ledger.target_lock("contract", f"{target}-other") as elsewhere:
+            assert elsewhere
+    with ledger.target_lock("contract", target) as again:
+        assert again  # released with the block
+
+
+def test_writes_on_a_target_are_the_targets_since_then(ledger: Any) -> None:
+    uid = str(uuid.uuid4())
+    target = f"contract/{uid}"
+    record = _write_ahead(uid).model_copy(update={"target": target})
+    stored, _ = ledger.begin_execution(record)
+    assert [w.id for w in ledger.writes_on("contract", target, NOW)] == [stored.id]
+    assert ledger.writes_on("contract", target, NOW + timedelta(seconds=1)) == []
+    assert ledger.writes_on("contract", f"{target}-other", NOW) == []

@@ -41,6 +41,7 @@ __all__ = [
     "ResourcePort",
     "ResourceReader",
     "ResourceWriter",
+    "TargetLocks",
 ]
 
 
@@ -158,7 +159,22 @@ class Executions(Protocol):
     ) -> tuple[ExecutionRecord, ExecutionOutcome | None] | None: ...
 
 
-class ExecutorLedger(Journal, Intentions, Beliefs, Procedures, Executions, Decisions, Protocol):
+class TargetLocks(Protocol):
+    """One writing action per target at a time, across plans and controllers."""
+
+    def target_lock(self, namespace: str, target: str) -> AbstractContextManager[bool]:
+        """Hold the target's lock for the block; yields False (and holds nothing) when another
+        holder has it. Released when the block ends, or if the process dies."""
+        ...
+
+    def writes_on(self, namespace: str, target: str, since: datetime) -> list[ExecutionRecord]:
+        """Write-ahead rows of actions on ``target`` started at or after ``since``."""
+        ...
+
+
+class ExecutorLedger(
+    Journal, Intentions, Beliefs, Procedures, Executions, Decisions, TargetLocks, Protocol
+):
     """Every role of the ledger the executor plays a part in."""
 
     def transaction(self) -> AbstractContextManager[None]:

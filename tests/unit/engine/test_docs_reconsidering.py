@@ -35,3 +35,13 @@ def test_the_doc_says_the_domains_verdict(trigger: Trigger) -> None:
         an_intention(status=IntentionStatus.ACTIVE), trigger, ReconsiderationContext(now=T0)
     ).verdict
     assert ROWS[trigger.value].startswith(SAID[verdict.value])
+
+
+def test_the_docs_numbers_for_one_writer_per_target_are_the_codes() -> None:
+    from minds.domain.execution.covering import COVERED_FOR, HELD_OFF_FOR
+
+    text = " ".join(DOC.split())
+    assert COVERED_FOR.total_seconds() == 600
+    assert "less than 10 minutes ago" in text
+    assert HELD_OFF_FOR.total_seconds() == 5
+    assert "waits 5 seconds and tries again" in text

@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from pydantic import JsonValue
-from sqlalchemy import URL, Engine, Select, select
+from sqlalchemy import URL, Engine, Select, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -59,6 +59,7 @@ from minds.domain.ledger import (
     MindRecord,
     MindUpsert,
     SubjectRef,
+    idempotency_key,
     mask_json,
     mask_note,
     mask_secrets,
@@ -246,6 +247,37 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
             query = query.where(ExecutionRow.capability == capability)
         with self.session() as session:
             return [_execution_record(r) for r in session.execute(query).scalars()]
+
+    def writes_on(self, namespace: str, target: str, since: datetime) -> list[ExecutionRecord]:
+        """Write-ahead rows of actions on ``target`` started at or after ``since``."""
+        query = (
+            select(ExecutionRow)
+            .where(
+                ExecutionRow.namespace == namespace,
+                ExecutionRow.target == target,
+                ExecutionRow.started_at >= since,
+            )
+            .order_by(ExecutionRow.id)
+        )
+        with self.session() as session:
+            return [_execution_record(r) for r in session.execute(query).scalars()]
+
+    @contextmanager
+    def target_lock(self, namespace: str, target: str) -> Iterator[bool]:
+        """Hold a session advisory lock for writing actions on one target; yields False if
+        another holder (another plan, another controller) has it. Released when the block
+        ends, or if the process dies."""
+        key = int(idempotency_key("target", namespace, target)[:15], 16)
+        with self.engine.connect() as connection:
+            got = bool(
+                connection.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar()
+            )
+            try:
+                yield got
+            finally:
+                if got:
+                    connection.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+                    connection.commit()
 
     # -- events ---------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from minds.engine.capability_service import InvocationOutcome, OutcomeKind
 from minds.engine.executing.acting import Run, acted, invocation
 from minds.engine.executing.context import Deps
 from minds.engine.executing.outcome import apply_step, leased_to
+from minds.engine.executing.targets import holding, instead, writing_target
 from minds.engine.ports import NotFound
 
 #: How a step reads an Approval that will never let it act (see ``after_approval``).
@@ -162,6 +163,26 @@ def _act_approved(
     """The approved action, run by the executor alone: first a claim with a lease (two
     controllers, or a handler and a daemon, never both get past it), then the step's own
     invocation under the step's origin key (the write-ahead row makes it at most once)."""
+    namespace = body["metadata"]["namespace"]
+    target = writing_target(deps, step)
+    # The target's lock is held from the claim to the outcome: no other plan's writing action
+    # on it starts meanwhile. Busy: nothing is claimed, and the next look tries again.
+    with holding(deps, namespace, target) as mine:
+        if not mine:
+            return False
+        return _claim_and_act(deps, body, plan, step, state, approval, target, now)
+
+
+def _claim_and_act(
+    deps: Deps,
+    body: dict[str, Any],
+    plan: Plan,
+    step: Step,
+    state: StepState,
+    approval: dict[str, Any],
+    target: str | None,
+    now: datetime,
+) -> bool:
     meta = approval["metadata"]
     namespace, name = body["metadata"]["namespace"], meta["name"]
     claimed = claim_approved(step, state, now, deps.holder, deps.timeouts, plan)
@@ -175,7 +196,7 @@ def _act_approved(
         [],
     ):
         return False
-    refused = _recheck(deps, body, plan, step, claimed, now)
+    refused = _recheck(deps, body, plan, step, claimed, target, now)
     if refused is not None:
         new, effects, why = refused
         apply_step(deps, body, plan, step.key, leased_to(deps.holder, state.attempts), new, effects)
@@ -194,20 +215,30 @@ def _act_approved(
 
 
 def _recheck(
-    deps: Deps, body: dict[str, Any], plan: Plan, step: Step, claimed: StepState, now: datetime
+    deps: Deps,
+    body: dict[str, Any],
+    plan: Plan,
+    step: Step,
+    claimed: StepState,
+    target: str | None,
+    now: datetime,
 ) -> tuple[StepState, list[Effect], str] | None:
-    """What the world says now, before an approved action runs: its precondition is looked at
-    again (the approval may have come hours after it was asked). None: act. Otherwise the
-    step as the precondition leaves it (skipped, or blocked when it cannot be observed), its
-    effects, and why the Approval was not executed. That the plan is still open is the claim's
-    to prove (it is conditional on the Plan as read), and policy and authority are checked
-    again by ``execute_approved`` itself."""
-    if step.precondition is None:
-        return None
-    run = Run(deps, body, plan, step, claimed, now)
-    decided = after_precondition(
-        step, claimed, run.check(step, step.precondition.check, "pre-approved"), now
-    )
+    """What the world says now, before an approved action runs (the approval may have come
+    hours after it was asked): whether another plan did the same to the target meanwhile, and
+    the step's precondition, looked at again. None: act. Otherwise the step as that leaves it
+    (skipped, or blocked when the precondition cannot be observed), its effects, and why the
+    Approval was not executed. That the plan is still open is the claim's to prove (it is
+    conditional on the Plan as read), and policy and authority are checked again by
+    ``execute_approved`` itself."""
+    covered = instead(deps, body, step, claimed, target, True, now)
+    if covered is not None:
+        decided: tuple[StepState, list[Effect]] | None = (covered, [])
+    elif step.precondition is not None:
+        run = Run(deps, body, plan, step, claimed, now)
+        looked = run.check(step, step.precondition.check, "pre-approved")
+        decided = after_precondition(step, claimed, looked, now)
+    else:
+        decided = None
     if decided is None:
         return None
     new, effects = decided
