@@ -8,6 +8,7 @@ import re
 import pytest
 
 from minds.devenv.install import repo_root
+from minds.domain.execution.covering import COVERED_FOR, HELD_OFF_FOR
 from minds.domain.intentions import IntentionStatus
 from minds.domain.volition.reconsideration import ReconsiderationContext, Trigger, reconsider
 from minds.engine.executing.reconsidering import RAISED
@@ -38,8 +39,6 @@ def test_the_doc_says_the_domains_verdict(trigger: Trigger) -> None:
 
 
 def test_the_docs_numbers_for_one_writer_per_target_are_the_codes() -> None:
-    from minds.domain.execution.covering import COVERED_FOR, HELD_OFF_FOR
-
     text = " ".join(DOC.split())
     assert COVERED_FOR.total_seconds() == 600
     assert "less than 10 minutes ago" in text

@@ -16,6 +16,7 @@ from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionSta
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 from minds.engine.plan_service import PlanService
 from minds.engine.planning_service import PlanningService
+from minds.engine.why import Explainer
 from tests.unit.engine.harness import NAMESPACE, WORKLOAD, FakeDriver, World
 
 DAY = timedelta(hours=24)
@@ -352,3 +353,12 @@ def test_an_approved_action_still_needed_runs_once_after_the_recheck() -> None:
     assert world.steps("heal") == {"P1": "completed"}
     assert world.driver.calls["service.restart"] == 1
     assert world.resources.get(APPROVAL, NAMESPACE, approval)["status"]["phase"] == "Executed"
+
+
+def test_why_on_the_replaced_plan_shows_the_reconsideration() -> None:
+    world, plan = minded()
+    decide(world, asked(world, plan), "Denied")
+    world.run(world.executor("a"), plan, until=lambda: phase(world, plan) == "superseded")
+    links = Explainer(resources=world.resources, ledger=world.ledger).why(NAMESPACE, "plan", plan)
+    said = [link.summary for link in links if link.kind == "Decision"]
+    assert any(s.startswith("reconsideration: replan") and "approval denied" in s for s in said)
