@@ -33,6 +33,7 @@ from minds.engine.executing import (
     conclusion,
     following,
     recovery,
+    reviewing,
 )
 from minds.engine.executing.context import Deps, read_mind, read_plan
 from minds.engine.executing.outcome import Claimed
@@ -183,6 +184,11 @@ class Executor:
         if recorded is not None and deps.ledger.event(plan_event_key(uid, recorded)):
             return
         self.tick(namespace, name)
+
+    def review(self, namespace: str, mind: str) -> int:
+        """The Mind's policy or commitments, or one of its grants, changed: its open plans are
+        reviewed and what no longer holds is reconsidered; how many were."""
+        return reviewing.review(self._deps, namespace, mind)
 
     def release(self, namespace: str, name: str, key: str, by: str) -> bool:
         """A person checked a blocked step and lets it run again (as a new attempt)."""

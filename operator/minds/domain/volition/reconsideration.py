@@ -30,13 +30,15 @@ the same intention again at once (a failed restart is not followed by another re
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Final
+from typing import Final, NamedTuple
 
 from pydantic import AwareDatetime
 
 from minds.domain.base import Model
+from minds.domain.capabilities.authority import AuthorityDecision, Stage
 from minds.domain.intentions import IntentionRecord, IntentionStatus
 from minds.domain.planning.strategies import ASSUMPTION_MIN_CONFIDENCE
+from minds.domain.resources.mind import PolicyDecision
 from minds.domain.volition.decisions import DecisionKind, VolitionDecision
 from minds.domain.volition.wants import Want, WantStatus, satisfy, suppress
 
@@ -48,6 +50,7 @@ __all__ = [
     "Trigger",
     "Verdict",
     "reconsider",
+    "review_finding",
     "trigger_of_failure",
 ]
 
@@ -86,6 +89,45 @@ def trigger_of_failure(reason: str | None) -> Trigger:
     return next(
         (t for prefix, t in FAILURE_TRIGGERS if text.startswith(prefix)), Trigger.FAILED_STEP
     )
+
+
+class Finding(NamedTuple):
+    """What a review of one step's authority found: the trigger it raises, and the context
+    fields that trigger reads."""
+
+    trigger: Trigger
+    reason: str
+    means_available: bool | None = None
+    forbidden: bool = False
+    approval_required: bool = False
+
+
+#: Stages whose refusal a review of an open plan can judge on its own. A refusal at another
+#: stage (no grant in hand, another namespace, bad parameters) depends on what only the
+#: capability layer sees at execution, which checks again there.
+UNAVAILABLE_AT: Final = frozenset({Stage.LOCKED, Stage.POLICY})
+
+
+def review_finding(authority: AuthorityDecision, requires_approval: bool) -> Finding | None:
+    """What a change of policy, commitments or grants means for one step not yet done, from
+    its authority now; None: nothing to reconsider."""
+    last = authority.trail[-1] if authority.trail else None
+    if last is None:
+        return None
+    if authority.decision is PolicyDecision.DENY:
+        if last.stage is Stage.COMMITMENTS:
+            return Finding(Trigger.COMMITMENT_CHANGE, last.reason, forbidden=True)
+        if last.stage in UNAVAILABLE_AT:
+            return Finding(Trigger.CAPABILITY_CHANGE, last.reason, means_available=False)
+        return None
+    asks = [
+        s
+        for s in authority.trail
+        if s.stage is Stage.COMMITMENTS and s.decision is PolicyDecision.APPROVE
+    ]
+    if asks and not requires_approval:
+        return Finding(Trigger.COMMITMENT_CHANGE, asks[0].reason, approval_required=True)
+    return None
 
 
 class Verdict(StrEnum):

@@ -100,9 +100,10 @@ def _failed(
         # Answered before a crash, or overtaken (the world healed): only the plan is left open.
         close(deps, body, PlanStatus.ABANDONED, reason, "cancelled: the intention is over")
         return
-    trigger = trigger_of_failure(failed[0].reason if failed else None)
     close_subordinates(deps, intention, f"the plan that asked ended: {reason}")
-    answer(deps, body, plan, intention, trigger)
+    if not failed:
+        return  # closed by a review's answer, which was the reconsideration
+    answer(deps, body, plan, intention, trigger_of_failure(failed[0].reason))
 
 
 def _replanning(

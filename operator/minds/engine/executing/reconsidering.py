@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from minds.domain.execution.machine import FINAL_STEP
+from minds.domain.execution.machine import FINAL_STEP, RUNNABLE
 from minds.domain.intentions import IntentionRecord, IntentionStatus
 from minds.domain.ledger import idempotency_key
 from minds.domain.planning.model import Plan, PlanOrigin, PlanStatus, StepStatus
@@ -73,6 +73,9 @@ def answer(
     trigger: Trigger,
     *,
     escalated: bool = False,
+    means_available: bool | None = None,
+    forbidden: bool = False,
+    approval_required: bool = False,
 ) -> Reconsideration | None:
     """Reconsider the plan's intention on ``trigger``, record the choice, apply it, then say
     so in the plan's ``plan_reconsidered`` row; None when that row says it was done before (a
@@ -87,6 +90,9 @@ def answer(
         ReconsiderationContext(
             now=deps.clock(),
             escalated=escalated,
+            means_available=means_available,
+            forbidden=forbidden,
+            approval_required=approval_required,
             replannable=plan.origin is not PlanOrigin.OPERATOR,
             basis=f"{meta['uid']}:{trigger.value}",
         ),
@@ -155,7 +161,9 @@ def _stop(phase: PlanStatus) -> Answer:
 def _replan(
     deps: Deps, body: dict[str, Any], plan: Plan, intention: IntentionRecord, r: Reconsideration
 ) -> None:
-    replan(deps, body, plan, intention, r.reason, r.trigger)
+    # A new approval requirement is a constraint, not a failure: the strategy may be used again.
+    reuse = r.verdict is Verdict.REQUIRE_APPROVAL
+    replan(deps, body, plan, intention, r.reason, r.trigger, reuse=reuse)
 
 
 #: What each verdict does to the plan and its intention.
@@ -172,15 +180,17 @@ VERDICTS: dict[Verdict, Answer] = {
 
 
 def close(deps: Deps, body: dict[str, Any], phase: PlanStatus, reason: str, why: str) -> bool:
-    """A failed plan runs no further: its open steps are cancelled and the Approvals and grant
-    requests they wait on withdrawn, so nobody approves work for a dead plan. ``phase``: FAILED
-    (it stays failed), ABANDONED (its intention was abandoned) or REPLANNING (a new revision
+    """A failed plan, or an open one a review found no longer authorised (with no step under
+    way), runs no further: its open steps are cancelled and the Approvals and grant requests
+    they wait on withdrawn, so nobody approves work for a dead plan. ``phase``: FAILED (it
+    stays failed), ABANDONED (its intention was abandoned) or REPLANNING (a new revision
     follows)."""
     meta = body["metadata"]
 
     def mark(fresh: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
         st = PlanResourceStatus.model_validate(fresh.get("status") or {})
-        if st.phase is not PlanStatus.FAILED:
+        under_way = any(s.status is StepStatus.EXECUTING for s in st.steps)
+        if st.phase is not PlanStatus.FAILED and (st.phase not in RUNNABLE or under_way):
             return None, st.phase is phase
         steps = [
             s
@@ -233,6 +243,8 @@ def replan(
     intention: IntentionRecord,
     reason: str,
     trigger: Trigger = Trigger.FAILED_STEP,
+    *,
+    reuse: bool = False,
 ) -> str | None:
     """A new revision instead of the failed plan (the domain already said replan)."""
     meta = body["metadata"]
@@ -242,7 +254,7 @@ def replan(
     # Idempotent if a crash interrupted an earlier attempt: revision n failing means n replans
     # so far, and its strategy is recorded once.
     failed = list(intention.failed_strategies)
-    if len(failed) < plan.revision:
+    if len(failed) < plan.revision and not reuse:
         failed.append(plan.strategy.value)
     intention = deps.ledger.update_intention(
         intention.id,
