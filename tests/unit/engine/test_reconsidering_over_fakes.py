@@ -234,6 +234,10 @@ def test_an_exhausted_budget_suspends_through_the_domain() -> None:
     assert world.driver.calls["service.restart"] == 1
 
 
+def failed_steps(world: World, plan: str) -> set[str]:
+    return {key for key, status in world.steps(plan).items() if status == "failed"}
+
+
 def test_a_persons_failed_plan_is_abandoned_not_replanned() -> None:
     world = World()
     world.plan(
@@ -251,12 +255,13 @@ def test_a_persons_failed_plan_is_abandoned_not_replanned() -> None:
     world.driver.crash_on = set()
     # The world refuses the restart for good.
     world.driver.__class__ = Refusing
-    world.run(world.executor("a"), "heal", until=lambda: phase(world, "heal") == "abandoned")
+    world.run(world.executor("a"), "heal", until=lambda: "P1" in failed_steps(world, "heal"))
     assert world.ledger.intentions(namespace=NAMESPACE)[0].status is IntentionStatus.ABANDONED
     [decision] = world.ledger.decisions(namespace=NAMESPACE, kind="reconsideration")
     assert decision.outcome == "abandon"
     assert "a person wrote this plan" in decision.data["reason"]
     assert plans(world) == ["heal"]
+    assert phase(world, "heal") == "failed"  # it failed, and stays failed
 
 
 class Refusing(FakeDriver):

@@ -251,7 +251,7 @@ def reconsider(
     else:
         verdict, reason = _judge(intention, trigger, context)
     if verdict is Verdict.REPLAN and intention.replans >= MAX_REPLANS:
-        verdict, reason = Verdict.ABANDON, f"{reason}; replan limit ({MAX_REPLANS}) reached"
+        verdict, reason = Verdict.ABANDON, f"replan limit ({MAX_REPLANS}) reached; last: {reason}"
     if verdict is Verdict.REPLAN and not context.replannable:
         verdict, reason = Verdict.ABANDON, f"{reason}; a person wrote this plan: write a new one"
     if verdict is Verdict.RESUME and intention.status is IntentionStatus.ACTIVE:

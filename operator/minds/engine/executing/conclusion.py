@@ -103,7 +103,7 @@ def _failed(
     close_subordinates(deps, intention, f"the plan that asked ended: {reason}")
     if not failed:
         return  # closed by a review's answer, which was the reconsideration
-    answer(deps, body, plan, intention, trigger_of_failure(failed[0].reason))
+    answer(deps, body, plan, intention, trigger_of_failure(failed[0].reason), cause=reason)
 
 
 def _replanning(

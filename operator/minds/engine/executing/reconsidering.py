@@ -72,15 +72,17 @@ def answer(
     intention: IntentionRecord,
     trigger: Trigger,
     *,
+    cause: str | None = None,
     escalated: bool = False,
     means_available: bool | None = None,
     forbidden: bool = False,
     approval_required: bool = False,
 ) -> Reconsideration | None:
     """Reconsider the plan's intention on ``trigger``, record the choice, apply it, then say
-    so in the plan's ``plan_reconsidered`` row; None when that row says it was done before (a
-    verdict is applied once: a person who resumes a blocked intention is not overruled by the
-    next look at the plan that blocked it)."""
+    so in the plan's ``plan_reconsidered`` row (its reason: ``cause``, what happened, when
+    given); None when that row says it was done before (a verdict is applied once: a person
+    who resumes a blocked intention is not overruled by the next look at the plan that blocked
+    it)."""
     if answered(deps, body, trigger):
         return None
     meta = body["metadata"]
@@ -103,7 +105,7 @@ def answer(
     ]
     record_decisions(deps.ledger, decisions)
     VERDICTS[verdict.verdict](deps, body, plan, intention, verdict)
-    reconsidered(deps, body, plan, trigger, verdict.verdict, verdict.reason)
+    reconsidered(deps, body, plan, trigger, verdict.verdict, cause or verdict.reason)
     return verdict
 
 
@@ -140,7 +142,8 @@ def _move(
 
 
 def _stop(phase: PlanStatus) -> Answer:
-    """The plan runs no further and ends in ``phase``; the intention moves as the verdict says."""
+    """The plan runs no further: an open one ends in ``phase``, a failed one stays failed; the
+    intention moves as the verdict says."""
 
     def stop(
         deps: Deps,
@@ -153,7 +156,11 @@ def _stop(phase: PlanStatus) -> Answer:
         # The intention first: a crash between the two leaves a plan still `failed`, which the
         # next tick concludes again; the other order would leave a live intention unanswered.
         deps.ledger.transition_intention(intention.id, r.status, r.reason, deps.clock())
-        close(deps, body, phase, r.reason, f"cancelled: {r.reason}")
+        if PlanResourceStatus.model_validate(body.get("status") or {}).phase is PlanStatus.FAILED:
+            # A plan that failed stays failed, whatever follows for its intention.
+            close(deps, body, PlanStatus.FAILED, r.reason, "cancelled: the plan failed")
+        else:
+            close(deps, body, phase, r.reason, f"cancelled: {r.reason}")
 
     return stop
 
@@ -267,7 +274,7 @@ def replan(
 
     def supersede(fresh: dict[str, Any]) -> tuple[dict[str, Any] | None, None]:
         st = PlanResourceStatus.model_validate(fresh.get("status") or {})
-        phase = PlanStatus.SUPERSEDED if new_name else PlanStatus.ABANDONED
+        phase = PlanStatus.SUPERSEDED if new_name else PlanStatus.FAILED
         why = f"superseded by {new_name}" if new_name else f"no new plan: {planned.result.reason}"
         return st.model_copy(update={"phase": phase, "reason": why}).to_k8s(), None
 

@@ -66,6 +66,7 @@ def review(deps: Deps, namespace: str, mind: str) -> int:
                 plan,
                 intention,
                 found.trigger,
+                cause=found.reason,
                 means_available=found.means_available,
                 forbidden=found.forbidden,
                 approval_required=found.approval_required,
