@@ -84,3 +84,16 @@ def test_a_commitment_that_only_adds_approval_replans_and_may_reuse_the_strategy
         world.executor("a"), successor, until=lambda: "approvalRef" in world.step(successor, "P1")
     )
     assert world.driver.calls["service.restart"] == 0  # asked first, as now promised
+
+
+def test_an_open_plan_of_an_intention_abandoned_elsewhere_ends_abandoned() -> None:
+    world, plan = minded()
+    approval = asked(world, plan)
+    world.ledger.transition_intention(
+        "int-atlas", IntentionStatus.ABANDONED, "abandoned by alice", world.clock.now
+    )
+    assert review(world) == 1
+    assert phase(world, plan) == "abandoned"
+    assert world.resources.get(APPROVAL, NAMESPACE, approval)["status"]["phase"] == "Withdrawn"
+    assert world.resources.get(PLAN, NAMESPACE, plan)["status"]["reason"] == "abandoned by alice"
+    assert review(world) == 0

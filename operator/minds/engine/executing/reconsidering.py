@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from minds.domain.errors import Refused
 from minds.domain.execution.machine import FINAL_STEP, RUNNABLE
 from minds.domain.intentions import IntentionRecord, IntentionStatus
 from minds.domain.ledger import idempotency_key
@@ -43,7 +44,8 @@ from minds.engine.ports import Conflict, NotFound
 
 RECONSIDERED = "plan_reconsidered"
 
-#: Every trigger the executor raises (the table above; docs/execution.md shows the same).
+#: Every trigger a plan's end or hold raises (the table above; docs/execution.md shows the
+#: same). A review of open plans raises `capability_change` and `commitment_change`.
 RAISED: frozenset[Trigger] = frozenset(
     {
         *(t for _, t in FAILURE_TRIGGERS),
@@ -237,8 +239,8 @@ def link_successor(deps: Deps, namespace: str, name: str, successor: str) -> boo
             deps.resources.patch_spec(PLAN, body, {"supersededBy": successor})
         except Conflict:
             continue
-        except NotFound:
-            return False
+        except (NotFound, Refused):
+            return False  # gone, or its namespace is going: the status still names the successor
         return True
     return False
 

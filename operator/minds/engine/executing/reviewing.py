@@ -10,7 +10,8 @@ finding is answered like any other trigger, through the domain's ``reconsider()`
   revision that may use the same strategy (each action is asked for at execution).
 
 A plan with a step under way (executing, under a lease) is left to finish that step: the
-capability layer checks authority again before any action.
+capability layer checks authority again before any action. An open plan whose intention was
+abandoned elsewhere (by a person) ends `abandoned`, its Approvals withdrawn.
 """
 
 from __future__ import annotations
@@ -23,15 +24,15 @@ from pydantic import ValidationError
 from minds.domain.capabilities.authority import authorize
 from minds.domain.capabilities.policy import GrantView
 from minds.domain.execution.machine import FINAL_STEP, RUNNABLE, states
-from minds.domain.intentions import IntentionRecord
-from minds.domain.planning.model import Plan, PlanOrigin, StepStatus
+from minds.domain.intentions import IntentionRecord, IntentionStatus
+from minds.domain.planning.model import Plan, PlanOrigin, PlanStatus, StepStatus
 from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.mind import MindSpec
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.domain.volition.reconsideration import Finding, review_finding
 from minds.engine.executing.context import Deps, read_mind
 from minds.engine.executing.journal import plan_intention
-from minds.engine.executing.reconsidering import answer
+from minds.engine.executing.reconsidering import answer, close
 
 
 def review(deps: Deps, namespace: str, mind: str) -> int:
@@ -54,6 +55,11 @@ def review(deps: Deps, namespace: str, mind: str) -> int:
         if body["metadata"].get("deletionTimestamp"):
             continue
         intention = plan_intention(deps, body, plan)
+        if intention.status is IntentionStatus.ABANDONED:
+            # Abandoned elsewhere (by a person, say): its open plan ends with it.
+            why = f"cancelled: the intention was abandoned ({intention.reason or 'no reason'})"
+            answered += close(deps, body, PlanStatus.ABANDONED, intention.reason or why, why)
+            continue
         if intention.status.final:
             continue
         found = finding(plan, status, intention, namespace, spec, grants, now, deps)
