@@ -101,7 +101,7 @@ def test_a_denial_replans_closes_the_subordinate_and_shows_in_why(
     [child] = eventually(
         lambda: e2e_ledger.intentions(parent_id=intention), what="the subordinate intention"
     )
-    assert decide(cluster, namespace, approval, "Denied", "alice", note="not now").returncode == 0
+    assert decide(cluster, namespace, approval, "Denied", "approver", note="not now").returncode == 0
 
     old = wait_phase(cluster, namespace, first, "superseded", timeout=120)
     second = next(n for n in plan_names(cluster, namespace) if n != first)

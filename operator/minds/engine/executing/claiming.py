@@ -119,7 +119,7 @@ def block_over_budget(
     after_step(
         deps, written, plan, blocked, [], _settled_rows(deps, written, plan, before, settled)
     )
-    answer(deps, written, plan, plan_intention(deps, written, plan), Trigger.BUDGET)
+    answer(deps, written, plan, plan_intention(deps, written, plan), Trigger.BUDGET, cause=reason)
     return True
 
 

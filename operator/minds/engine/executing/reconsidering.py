@@ -106,7 +106,11 @@ def answer(
         for d in verdict.decisions
     ]
     record_decisions(deps.ledger, decisions)
-    VERDICTS[verdict.verdict](deps, body, plan, intention, verdict)
+    # The intention and the plan say what happened too, not only the rule's words.
+    told = f"{verdict.reason}: {cause}" if cause else verdict.reason
+    VERDICTS[verdict.verdict](
+        deps, body, plan, intention, verdict.model_copy(update={"reason": told[:2000]})
+    )
     reconsidered(deps, body, plan, trigger, verdict.verdict, cause or verdict.reason)
     return verdict
 
