@@ -101,14 +101,21 @@ def test_a_denial_replans_closes_the_subordinate_and_shows_in_why(
     [child] = eventually(
         lambda: e2e_ledger.intentions(parent_id=intention), what="the subordinate intention"
     )
-    assert decide(cluster, namespace, approval, "Denied", "approver", note="not now").returncode == 0
+    assert (
+        decide(cluster, namespace, approval, "Denied", "approver", note="not now").returncode == 0
+    )
 
     old = wait_phase(cluster, namespace, first, "superseded", timeout=120)
     second = next(n for n in plan_names(cluster, namespace) if n != first)
     assert old["reason"] == f"superseded by {second}"
     assert plan_body(cluster, namespace, first)["spec"]["supersededBy"] == second
     assert plan_body(cluster, namespace, second)["spec"]["supersedes"] == first
-    assert verdicts(e2e_ledger, namespace, intention) == [("denied_approval", "replan")]
+    # The new revision diagnoses and tells the operator; completing that is not doing it.
+    wait_phase(cluster, namespace, second, "completed")
+    assert eventually(
+        lambda: len(found := verdicts(e2e_ledger, namespace, intention)) == 2 and found,
+        what="both reconsiderations",
+    ) == [("denied_approval", "replan"), ("goal_completion", "block")]
     closed = intention_status(e2e_ledger, child.id, IntentionStatus.ABANDONED)
     assert closed.reason is not None
     assert "approval denied" in closed.reason
