@@ -27,6 +27,8 @@ from tests.e2e.executor_support import (
     plan_body,
     plan_names,
     planning_service,
+    running_check,
+    set_health,
     wait_phase,
     wait_step,
     workload,
@@ -161,3 +163,35 @@ def test_an_operators_plan_and_another_on_one_workload_give_one_restart(
     assert "by plan first" in covered["reason"]
     wait_phase(cluster, namespace, "second", "completed")
     assert len(e2e_ledger.executions(namespace=namespace, capability="service.restart")) == 1
+
+
+def test_an_approved_restart_the_workload_no_longer_needs_is_not_run_and_the_approval_ends(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    """The re-check at execution: the workload recovered while the request waited for a
+    person, so the approved restart is not run and the Approval does not stay Approved."""
+    asking_mind(cluster, namespace)
+    set_health(cluster, namespace, healthy=False)
+    guarded = {
+        "key": "P1",
+        "title": "restart atlas-worker while it is not running",
+        "kind": "capability",
+        "capability": "service.restart",
+        "parameters": workload(namespace),
+        "precondition": {
+            "description": "atlas-worker is not running",
+            "check": {**running_check(namespace), "comparison": "not_equals"},
+        },
+    }
+    apply(cluster, operator_plan(namespace, "guarded", [guarded]))
+    approval = str(
+        wait_step(cluster, namespace, "guarded", "P1", "awaiting_approval")["approvalRef"]
+    )
+    set_health(cluster, namespace, healthy=True)  # it recovered meanwhile
+    assert decide(cluster, namespace, approval, "Approved", "approver").returncode == 0
+
+    skipped = wait_step(cluster, namespace, "guarded", "P1", "skipped")
+    assert "precondition does not hold" in skipped["reason"]
+    ended = phase(cluster, namespace, approval, "Withdrawn")
+    assert "not executed" in ended["status"]["message"]
+    assert not e2e_ledger.executions(namespace=namespace, capability="service.restart")
