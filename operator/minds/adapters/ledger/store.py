@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from pydantic import JsonValue
-from sqlalchemy import URL, Engine, Select, select, text
+from sqlalchemy import URL, Engine, Select, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -43,7 +43,7 @@ from minds.adapters.ledger.schema import (
     table_of,
 )
 from minds.adapters.ledger.store_beliefs import BeliefStore
-from minds.adapters.ledger.store_common import insert_event, insert_events
+from minds.adapters.ledger.store_common import advisory_lock, insert_event, insert_events
 from minds.adapters.ledger.store_intentions import IntentionStore
 from minds.adapters.ledger.store_procedures import ProcedureStore
 from minds.adapters.ledger.store_volition import VolitionStore
@@ -59,7 +59,6 @@ from minds.domain.ledger import (
     MindRecord,
     MindUpsert,
     SubjectRef,
-    idempotency_key,
     mask_json,
     mask_note,
     mask_secrets,
@@ -267,17 +266,8 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
         """Hold a session advisory lock for writing actions on one target; yields False if
         another holder (another plan, another controller) has it. Released when the block
         ends, or if the process dies."""
-        key = int(idempotency_key("target", namespace, target)[:15], 16)
-        with self.engine.connect() as connection:
-            got = bool(
-                connection.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar()
-            )
-            try:
-                yield got
-            finally:
-                if got:
-                    connection.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
-                    connection.commit()
+        with advisory_lock(self.engine, "target", namespace, target) as mine:
+            yield mine
 
     # -- events ---------------------------------------------------------------------------
 

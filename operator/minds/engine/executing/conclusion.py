@@ -92,18 +92,24 @@ def _failed(
     status: PlanResourceStatus,
     intention: IntentionRecord,
 ) -> None:
-    failed = [s for s in status.steps if s.status is StepStatus.FAILED]
-    reason = "; ".join(f"{s.key}: {s.reason}" for s in failed)[:2000] or "a step failed"
+    failed, reason, trigger = _failure(status)
     failed_notice = Notice("Warning", "Failed", reason)
     record(deps, body, plan, "plan_failed", (), {"progress": status.progress}, failed_notice)
     if intention.status.final:
-        # Answered before a crash, or overtaken (the world healed): only the plan is left open.
-        close(deps, body, PlanStatus.ABANDONED, reason, "cancelled: the intention is over")
+        # Answered before a crash, or overtaken (the world healed): only its steps are left.
+        close(deps, body, PlanStatus.FAILED, reason, "cancelled: the plan failed")
         return
     close_subordinates(deps, intention, f"the plan that asked ended: {reason}")
     if not failed:
         return  # closed by a review's answer, which was the reconsideration
-    answer(deps, body, plan, intention, trigger_of_failure(failed[0].reason), cause=reason)
+    answer(deps, body, plan, intention, trigger, cause=reason)
+
+
+def _failure(status: PlanResourceStatus) -> tuple[bool, str, Trigger]:
+    """Whether a step failed, what the failed steps say, and the trigger the first raises."""
+    failed = [s for s in status.steps if s.status is StepStatus.FAILED]
+    reason = "; ".join(f"{s.key}: {s.reason}" for s in failed)[:2000] or "a step failed"
+    return bool(failed), reason, trigger_of_failure(failed[0].reason if failed else None)
 
 
 def _replanning(
@@ -117,8 +123,7 @@ def _replanning(
     decision is recorded; deciding again could now count the begun replan against the limit)."""
     if intention.status.final:
         return
-    failed = [s for s in status.steps if s.status is StepStatus.FAILED]
-    trigger = trigger_of_failure(failed[0].reason if failed else None)
+    _, _, trigger = _failure(status)
     reason = status.reason or "a step failed"
     replan(deps, body, plan, intention, reason, trigger)
     reconsidered(deps, body, plan, trigger, Verdict.REPLAN, reason)
