@@ -24,8 +24,12 @@ INTENTION = "int-atlas"
 
 
 @dataclass
-class BrokenWorld(FakeDriver):
-    """A workload a restart does not heal: every look says it is still crash-looping."""
+class Scripted(FakeDriver):
+    """The world as a test sets it: a workload that stays broken (``healthy`` False, whatever a
+    restart does) until the test says otherwise, and restarts the API refuses (``refuse``)."""
+
+    healthy: bool = True
+    refuse: bool = False
 
     def invoke(
         self,
@@ -35,13 +39,17 @@ class BrokenWorld(FakeDriver):
         mind_allowed_hosts: Any = (),
         dry_run: bool = False,
     ) -> DriverResult:
-        if capability_name != "service.status":
-            return super().invoke(capability_name, parameters)
-        self.calls[capability_name] += 1
-        return DriverResult.success(
-            "atlas-worker is crash-looping",
-            fields={"state": "degraded", "ready_replicas": 0, "desired_replicas": 1},
-        )
+        if capability_name == "service.status" and not self.healthy:
+            self.calls[capability_name] += 1
+            return DriverResult.success(
+                "atlas-worker is crash-looping", fields={"state": "degraded"}
+            )
+        if capability_name == "service.restart" and self.refuse:
+            self.calls[capability_name] += 1
+            return DriverResult.failure(
+                'deployments.apps "atlas-worker" not found', retryable=False
+            )
+        return super().invoke(capability_name, parameters)
 
 
 def mind_spec(world: World) -> dict[str, Any]:
@@ -201,7 +209,7 @@ def test_a_verdict_is_applied_once_so_a_person_who_resumes_is_not_overruled() ->
 
 
 def test_a_refuted_restart_replans_into_one_escalation_and_never_a_second_restart() -> None:
-    world, plan = minded(policy="allow", driver=BrokenWorld())
+    world, plan = minded(policy="allow", driver=Scripted(healthy=False))
     world.run(world.executor("a"), plan, until=lambda: phase(world, plan) == "superseded")
     assert verdicts(world) == [("failed_expectation", "replan")]
     successor = intention(world).plan
@@ -225,7 +233,7 @@ def test_a_plan_that_completes_fulfils_its_intention_through_the_domain() -> Non
 
 
 def test_an_exhausted_budget_suspends_through_the_domain() -> None:
-    world, plan = minded(policy="allow", driver=BrokenWorld())
+    world, plan = minded(policy="allow", driver=Scripted(healthy=False))
     body = world.resources._objects[(PLAN.plural, NAMESPACE, plan)]
     body["status"]["budget"] = {"wallSeconds": 5}
     world.run(world.executor("a"), plan, until=lambda: world.steps(plan)["V1"] == "blocked")
@@ -239,7 +247,7 @@ def failed_steps(world: World, plan: str) -> set[str]:
 
 
 def test_a_persons_failed_plan_is_abandoned_not_replanned() -> None:
-    world = World()
+    world = World(driver=Scripted(refuse=True))
     world.plan(
         "heal",
         [
@@ -252,9 +260,6 @@ def test_a_persons_failed_plan_is_abandoned_not_replanned() -> None:
             }
         ],
     )
-    world.driver.crash_on = set()
-    # The world refuses the restart for good.
-    world.driver.__class__ = Refusing
     world.run(world.executor("a"), "heal", until=lambda: "P1" in failed_steps(world, "heal"))
     assert world.ledger.intentions(namespace=NAMESPACE)[0].status is IntentionStatus.ABANDONED
     [decision] = world.ledger.decisions(namespace=NAMESPACE, kind="reconsideration")
@@ -262,39 +267,6 @@ def test_a_persons_failed_plan_is_abandoned_not_replanned() -> None:
     assert "a person wrote this plan" in decision.data["reason"]
     assert plans(world) == ["heal"]
     assert phase(world, "heal") == "failed"  # it failed, and stays failed
-
-
-class Refusing(FakeDriver):
-    def invoke(
-        self,
-        capability_name: str,
-        parameters: Model,
-        *,
-        mind_allowed_hosts: Any = (),
-        dry_run: bool = False,
-    ) -> DriverResult:
-        self.calls[capability_name] += 1
-        return DriverResult.failure('deployments.apps "atlas-worker" not found', retryable=False)
-
-
-@dataclass
-class Healing(FakeDriver):
-    """A workload that is broken until ``healed`` is set (by the world, not by a restart)."""
-
-    healed: bool = False
-
-    def invoke(
-        self,
-        capability_name: str,
-        parameters: Model,
-        *,
-        mind_allowed_hosts: Any = (),
-        dry_run: bool = False,
-    ) -> DriverResult:
-        if capability_name != "service.status" or self.healed:
-            return super().invoke(capability_name, parameters)
-        self.calls[capability_name] += 1
-        return DriverResult.success("atlas-worker is crash-looping", fields={"state": "degraded"})
 
 
 def guarded_restart(world: World) -> str:
@@ -333,10 +305,10 @@ def approval_types(world: World, name: str) -> set[str]:
 
 
 def test_an_approved_action_the_world_no_longer_needs_is_not_executed_and_says_why() -> None:
-    driver = Healing()
+    driver = Scripted(healthy=False)
     world = World(driver=driver)
     approval = guarded_restart(world)
-    driver.healed = True  # it recovered while the request waited for a person
+    driver.healthy = True  # it recovered while the request waited for a person
     decide(world, approval, "Approved")
     world.executor("a").tick(NAMESPACE, "heal")
     assert world.steps("heal") == {"P1": "skipped"}
@@ -351,7 +323,7 @@ def test_an_approved_action_the_world_no_longer_needs_is_not_executed_and_says_w
 
 
 def test_an_approved_action_still_needed_runs_once_after_the_recheck() -> None:
-    world = World(driver=Healing())
+    world = World(driver=Scripted(healthy=False))
     approval = guarded_restart(world)
     decide(world, approval, "Approved")
     world.executor("a").tick(NAMESPACE, "heal")
