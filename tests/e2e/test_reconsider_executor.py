@@ -155,8 +155,24 @@ def test_an_operators_plan_and_another_on_one_workload_give_one_restart(
         "capability": "service.restart",
         "parameters": workload(namespace),
     }
-    apply(cluster, operator_plan(namespace, "first", [restart]))
+    expected = {
+        "description": "atlas-worker runs normally after a restart",
+        "check": running_check(namespace),
+        "confidence": 0.8,
+        "windowSeconds": 60,
+    }
+    verify = {
+        "key": "V1",
+        "title": "verify atlas-worker runs",
+        "kind": "verify",
+        "verifies": "P1",
+        "dependsOn": ["P1"],
+        "intervalSeconds": 1,
+    }
+    apply(cluster, operator_plan(namespace, "first", [restart | {"expectation": expected}, verify]))
     wait_step(cluster, namespace, "first", "P1", "completed")
+    set_health(cluster, namespace, healthy=True)  # the restart rolled out (nothing else does)
+    wait_phase(cluster, namespace, "first", "completed")
     apply(cluster, operator_plan(namespace, "second", [restart]))
     covered = wait_step(cluster, namespace, "second", "P1", "skipped")
     assert covered["reason"].startswith("covered: service.restart on")

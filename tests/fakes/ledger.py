@@ -167,11 +167,21 @@ class FakeLedger:
     def executions(self, **_: Any) -> list[ExecutionRecord]:
         return list(self._executions.values())
 
-    def writes_on(self, namespace: str, target: str, since: datetime) -> list[ExecutionRecord]:
+    def verified_writes_on(
+        self, namespace: str, target: str, since: datetime
+    ) -> list[ExecutionRecord]:
+        confirmed = {
+            p.execution_id
+            for p in self.predictions_.values()
+            if p.status is PredictionStatus.CONFIRMED
+        }
         return [
             e
             for e in self._executions.values()
-            if e.namespace == namespace and e.target == target and e.started_at >= since
+            if e.namespace == namespace
+            and e.target == target
+            and e.started_at >= since
+            and e.id in confirmed
         ]
 
     @contextmanager

@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy.exc import StatementError
 
 from minds.devenv.install import CONTROLLER_ACCOUNT, CONTROLLER_NAMESPACE
+from minds.domain.beliefs import PredictionRecord, PredictionStatus
 from minds.domain.errors import AlreadyExists, Conflict, NotFound
 from minds.domain.executions import (
     ExecutionOrigin,
@@ -390,11 +391,28 @@ def test_a_targets_lock_has_one_holder_at_a_time(ledger: Any) -> None:
         assert again  # released with the block
 
 
-def test_writes_on_a_target_are_the_targets_since_then(ledger: Any) -> None:
+def test_the_verified_writes_on_a_target_are_those_an_observation_confirmed(ledger: Any) -> None:
     uid = str(uuid.uuid4())
     target = f"contract/{uid}"
     record = _write_ahead(uid).model_copy(update={"target": target})
     stored, _ = ledger.begin_execution(record)
-    assert [w.id for w in ledger.writes_on("contract", target, NOW)] == [stored.id]
-    assert ledger.writes_on("contract", target, NOW + timedelta(seconds=1)) == []
-    assert ledger.writes_on("contract", f"{target}-other", NOW) == []
+    assert ledger.verified_writes_on("contract", target, NOW) == []  # nobody looked yet
+    belief = ledger.upsert_belief("contract", "keeper", f"{target} runs", 0.8, NOW)
+    prediction = PredictionRecord(
+        id=f"pred-{uid}",
+        namespace="contract",
+        mind="keeper",
+        plan="p",
+        step="S1",
+        execution_id=stored.id,
+        belief_id=belief.id,
+        criteria={"field": "state"},
+        confidence=0.8,
+        window_start=NOW,
+        window_end=NOW + timedelta(minutes=1),
+    )
+    ledger.open_prediction(prediction)
+    ledger.resolve_prediction(prediction.id, PredictionStatus.CONFIRMED, NOW, None)
+    assert [w.id for w in ledger.verified_writes_on("contract", target, NOW)] == [stored.id]
+    assert ledger.verified_writes_on("contract", target, NOW + timedelta(seconds=1)) == []
+    assert ledger.verified_writes_on("contract", f"{target}-other", NOW) == []

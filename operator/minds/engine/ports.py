@@ -167,8 +167,11 @@ class TargetLocks(Protocol):
         holder has it. Released when the block ends, or if the process dies."""
         ...
 
-    def writes_on(self, namespace: str, target: str, since: datetime) -> list[ExecutionRecord]:
-        """Write-ahead rows of actions on ``target`` started at or after ``since``."""
+    def verified_writes_on(
+        self, namespace: str, target: str, since: datetime
+    ) -> list[ExecutionRecord]:
+        """Write-ahead rows of actions on ``target`` started at or after ``since`` whose
+        prediction an observation confirmed."""
         ...
 
 

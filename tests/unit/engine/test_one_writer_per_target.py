@@ -9,9 +9,34 @@ from typing import Any
 
 from minds.domain.execution.covering import COVERED_FOR, HELD_OFF_FOR
 from minds.domain.resources.kinds import APPROVAL, MIND
-from tests.unit.engine.harness import NAMESPACE, World, read, restart
+from tests.unit.engine.harness import NAMESPACE, WORKLOAD, World, read, restart
 
 TARGET = (NAMESPACE, f"{NAMESPACE}/atlas-worker")
+
+
+def verified(key: str = "P1") -> list[dict[str, Any]]:
+    """A restart whose expectation a verify step looks at (the fake world says it runs)."""
+    check = {
+        "capability": "service.status",
+        "parameters": WORKLOAD,
+        "field": "state",
+        "comparison": "equals",
+        "value": "running",
+    }
+    action = restart(key) | {
+        "expectation": {
+            "description": "atlas-worker runs",
+            "check": check,
+            "confidence": 0.8,
+            "windowSeconds": 60,
+        }
+    }
+    look = {"key": "V1", "title": "verify", "kind": "verify", "verifies": key, "dependsOn": [key]}
+    return [action, look]
+
+
+def finished(world: World, plan: str) -> None:
+    world.run(world.executor("a"), plan, until=lambda: world.steps(plan).get("V1") == "completed")
 
 
 def done(world: World, plan: str) -> bool:
@@ -24,9 +49,9 @@ def restarted(world: World, plan: str) -> None:
 
 def test_a_second_plans_restart_of_the_same_workload_is_covered_by_the_first() -> None:
     world = World()
-    world.plan("mine", [restart("P1")])
+    world.plan("mine", verified())
     world.plan("operators", [restart("P1"), read("R1", "P1")])
-    restarted(world, "mine")
+    finished(world, "mine")
     restarted(world, "operators")
     assert world.driver.calls["service.restart"] == 1
     covered = world.step("operators", "P1")
@@ -39,10 +64,20 @@ def test_a_second_plans_restart_of_the_same_workload_is_covered_by_the_first() -
     assert world.steps("operators")["R1"] == "completed"  # the rest of the plan goes on
 
 
-def test_the_cover_lasts_a_while_not_forever() -> None:
+def test_an_unverified_restart_covers_nothing() -> None:
     world = World()
     world.plan("first", [restart("P1")])
     restarted(world, "first")
+    world.plan("second", [restart("P1")])
+    restarted(world, "second")
+    assert world.steps("second") == {"P1": "completed"}
+    assert world.driver.calls["service.restart"] == 2
+
+
+def test_the_cover_lasts_a_while_not_forever() -> None:
+    world = World()
+    world.plan("first", verified())
+    finished(world, "first")
     world.clock.now += COVERED_FOR
     world.plan("later", [restart("P1")])
     restarted(world, "later")
@@ -91,10 +126,10 @@ def test_an_approved_restart_another_plan_did_meanwhile_is_not_run_and_the_appro
     world = World()
     asking(world)
     world.plan("mine", [restart("P1")])
-    world.plan("operators", [restart("P1")])
+    world.plan("operators", verified())
     first = approve(world, "mine")
     second = approve(world, "operators")
-    restarted(world, "operators")
+    finished(world, "operators")
     world.clock.now += timedelta(minutes=1)
     restarted(world, "mine")
     assert world.driver.calls["service.restart"] == 1

@@ -40,6 +40,7 @@ from minds.adapters.ledger.schema import (
     ExecutionOutcomeRow,
     ExecutionRow,
     MindRow,
+    PredictionRow,
     table_of,
 )
 from minds.adapters.ledger.store_beliefs import BeliefStore
@@ -47,6 +48,7 @@ from minds.adapters.ledger.store_common import advisory_lock, insert_event, inse
 from minds.adapters.ledger.store_intentions import IntentionStore
 from minds.adapters.ledger.store_procedures import ProcedureStore
 from minds.adapters.ledger.store_volition import VolitionStore
+from minds.domain.beliefs import PredictionStatus
 from minds.domain.executions import (
     ExecutionOrigin,
     ExecutionOutcome,
@@ -247,14 +249,19 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
         with self.session() as session:
             return [_execution_record(r) for r in session.execute(query).scalars()]
 
-    def writes_on(self, namespace: str, target: str, since: datetime) -> list[ExecutionRecord]:
-        """Write-ahead rows of actions on ``target`` started at or after ``since``."""
+    def verified_writes_on(
+        self, namespace: str, target: str, since: datetime
+    ) -> list[ExecutionRecord]:
+        """Write-ahead rows of actions on ``target`` started at or after ``since`` whose
+        prediction an observation confirmed."""
         query = (
             select(ExecutionRow)
+            .join(PredictionRow, PredictionRow.execution_id == ExecutionRow.id)
             .where(
                 ExecutionRow.namespace == namespace,
                 ExecutionRow.target == target,
                 ExecutionRow.started_at >= since,
+                PredictionRow.status == PredictionStatus.CONFIRMED.value,
             )
             .order_by(ExecutionRow.id)
         )

@@ -6,10 +6,12 @@ two questions:
 
 - is the lock held by someone else? Then the step waits `HELD_OFF_FOR` and tries again, as the
   same attempt;
-- did another plan run the same capability on the same target less than `COVERED_FOR` ago?
-  Then this step is covered by that action: it is skipped, naming it, and the plan's own
-  verify step looks at whether the world is now as wanted. An operator's Plan and the mind's
-  own plan on one workload therefore give one restart, not two.
+- did another plan run the same capability on the same target less than `COVERED_FOR` ago,
+  and did an observation confirm what that action was expected to do? Then this step is
+  covered by that action: it is skipped, naming it, and the plan's own verify step looks at
+  whether the world is still as wanted. An operator's Plan and the mind's own plan on one
+  workload therefore give one verified restart, not two. An action nobody verified covers
+  nothing: doing it again is the plan's to decide.
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ HELD_OFF_FOR: Final = timedelta(seconds=5)
 def covering(
     capability: str, plan_uid: str, writes: Iterable[ExecutionRecord], now: datetime
 ) -> ExecutionRecord | None:
-    """The latest action of ``capability`` on the target (``writes`` are the target's) that
-    another plan started less than ``COVERED_FOR`` before ``now``; None when there is none."""
+    """The latest action of ``capability`` on the target (``writes`` are the target's verified
+    ones) that another plan started less than ``COVERED_FOR`` before ``now``; None when there
+    is none."""
     recent = [
         w
         for w in writes

@@ -46,12 +46,12 @@ def instead(
     now: datetime,
 ) -> StepState | None:
     """What the step becomes instead of acting: held off while another writer holds the
-    target, skipped when another plan's same action covers it; None: act."""
+    target, skipped when another plan's same action, verified since, covers it; None: act."""
     if target is None:
         return None
     if not mine:
         return held_off(state, target, now)
     namespace, uid = body["metadata"]["namespace"], body["metadata"]["uid"]
-    writes = deps.ledger.writes_on(namespace, target, now - COVERED_FOR)
+    writes = deps.ledger.verified_writes_on(namespace, target, now - COVERED_FOR)
     by = covering(step.capability or "", uid, writes, now)
     return covered(state, by, now) if by is not None else None
