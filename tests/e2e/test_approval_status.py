@@ -167,11 +167,13 @@ def test_a_plan_status_pointing_at_another_plans_approval_does_not_act(
     person approved for another plan lends that plan's authority to nobody."""
     setup_mind(cluster, namespace)
     approved = asked(cluster, namespace)
+    # Both ask before anything acts: once one restarted the workload, the other's restart
+    # would be covered by it and ask nobody.
+    waiting = asked(cluster, namespace, plan="other")
     assert decide(cluster, namespace, approved, "Approved", "approver").returncode == 0
     phase(cluster, namespace, approved, "Executed")
     first_restart = restarted_at(cluster, namespace)
     assert first_restart is not None
-    waiting = asked(cluster, namespace, plan="other")
 
     pointed = [{"op": "replace", "path": "/status/steps/0/approvalRef", "value": approved}]
     target = ("plan", "other", "-n", namespace, "--subresource=status", "--type=json")

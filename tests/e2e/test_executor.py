@@ -239,7 +239,11 @@ def test_restart_that_does_not_heal_is_refuted_and_escalated_not_repeated(
     assert new["supersedes"] == first
     assert new["revision"] == 2
     assert new["origin"] == "replan"
-    [reconsidered] = e2e_ledger.events(namespace=namespace, type="plan_reconsidered")
+    [reconsidered] = [
+        e
+        for e in e2e_ledger.events(namespace=namespace, type="plan_reconsidered")
+        if e.subject.name == first
+    ]
     assert "expectation failed" in reconsidered.payload["reason"]
     [replanned] = e2e_ledger.events(namespace=namespace, type="plan_replanned")
     assert (replanned.payload["from"], replanned.payload["to"]) == (first, second)
@@ -593,10 +597,14 @@ def test_every_command_in_the_execution_doc_works(
         cluster.kubectl("get", "mind", "keeper", "-n", namespace, "-o", "json").stdout
     )
     assert kept["spec"]["planTtlSecondsAfterFinished"] == 30 * 24 * 3600
-    # Released, the steps look again, see the workload degraded and ask to restart it.
+    # Released, the steps look again, see the workload degraded and ask to restart it; unless
+    # the approved plan's restart came first and covers them (one writing action per target).
     for name in ("heal", "heal-b"):
-        again = wait_step(cluster, namespace, name, "P1", "awaiting_approval")
-        assert again["attempts"] == 2
+        again = wait_step(cluster, namespace, name, "P1", "awaiting_approval", "skipped")
+        if again["status"] == "skipped":
+            assert again["reason"].startswith("covered: service.restart"), again
+        else:
+            assert again["attempts"] == 2
     released = e2e_ledger.events(namespace=namespace, type="plan_step_released")
     assert sorted(e.payload["by"] for e in released) == ["approver", "approver"]
     assert "Released" in kube_events(cluster, namespace, "heal-b")

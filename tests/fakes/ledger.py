@@ -11,6 +11,7 @@ import copy
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -46,6 +47,9 @@ class FakeLedger:
         self.beliefs_: dict[str, BeliefRecord] = {}
         self.predictions_: dict[str, PredictionRecord] = {}
         self.procedures_: dict[str, ProceduralMemory] = {}
+        self.decisions_: dict[str, Decision] = {}
+        #: Targets whose lock is held (a test may hold one, as another controller would).
+        self.held_targets: set[tuple[str, str]] = set()
         self.fail_next_append = False
         self._depth = 0
 
@@ -163,6 +167,35 @@ class FakeLedger:
     def executions(self, **_: Any) -> list[ExecutionRecord]:
         return list(self._executions.values())
 
+    def verified_writes_on(
+        self, namespace: str, target: str, since: datetime
+    ) -> list[ExecutionRecord]:
+        confirmed = {
+            p.execution_id
+            for p in self.predictions_.values()
+            if p.status is PredictionStatus.CONFIRMED
+        }
+        return [
+            e
+            for e in self._executions.values()
+            if e.namespace == namespace
+            and e.target == target
+            and e.started_at >= since
+            and e.id in confirmed
+        ]
+
+    @contextmanager
+    def target_lock(self, namespace: str, target: str) -> Iterator[bool]:
+        key = (namespace, target)
+        if key in self.held_targets:
+            yield False
+            return
+        self.held_targets.add(key)
+        try:
+            yield True
+        finally:
+            self.held_targets.discard(key)
+
     # -- intentions ----------------------------------------------------------------------------
 
     def intention(self, intention_id: str) -> IntentionRecord | None:
@@ -277,6 +310,65 @@ class FakeLedger:
             return False
         self.procedures_[memory.id] = memory
         return True
+
+    # -- volition decisions ------------------------------------------------------------------
+
+    def record_decision(
+        self,
+        *,
+        namespace: str,
+        mind: str,
+        kind: str,
+        outcome: str,
+        subjects: Mapping[str, str],
+        data: Mapping[str, JsonValue],
+        at: datetime,
+        key: str,
+    ) -> bool:
+        if key in self.decisions_:
+            return False
+        self.decisions_[key] = Decision(
+            len(self.decisions_) + 1,
+            namespace,
+            mind,
+            kind,
+            outcome,
+            dict(subjects),
+            mask_secrets(dict(data)),
+            at,
+        )
+        return True
+
+    def decisions(
+        self,
+        *,
+        namespace: str,
+        mind: str | None = None,
+        kind: str | None = None,
+        subject: tuple[str, str] | None = None,
+    ) -> list[Decision]:
+        return [
+            d
+            for d in self.decisions_.values()
+            if d.namespace == namespace
+            and (mind is None or d.mind == mind)
+            and (kind is None or d.kind == kind)
+            and (subject is None or d.subjects.get(subject[0]) == subject[1])
+        ]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A row of ``volition_decisions``, shaped as the real ledger returns it."""
+
+    id: int
+    namespace: str
+    mind: str
+    kind: str
+    outcome: str
+    subjects: dict[str, str]
+    data: dict[str, Any]
+    decided_at: datetime
 
 
 def _has_nul(value: object) -> bool:

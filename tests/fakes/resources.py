@@ -5,8 +5,9 @@ copies (a caller's edit changes nothing stored); ``create`` sets uid, resourceVe
 generation, refuses a taken name (AlreadyExists); ``replace_status`` is the status subresource
 (only ``status`` changes, written conditionally: a stale resourceVersion is a Conflict, a
 missing object NotFound); ``list`` filters by equality, inequality and existence selectors;
-``delete`` takes the uid as a precondition. ``before_write`` lets a test slip a competing
-write in between a read and a write.
+``patch_spec`` is a merge patch of the spec, conditional on the resourceVersion (a new
+generation when it changes something); ``delete`` takes the uid as a precondition.
+``before_write`` lets a test slip a competing write in between a read and a write.
 """
 
 from __future__ import annotations
@@ -91,6 +92,21 @@ class FakeResources:
         self.writes += 1
         return copy.deepcopy(stored)
 
+    def patch_spec(self, kind: Kind, body: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+        meta = body["metadata"]
+        stored = self._objects.get((kind.plural, meta["namespace"], meta["name"]))
+        if stored is None:
+            raise NotFound(f"{kind.kind} {meta['namespace']}/{meta['name']}")
+        if meta["resourceVersion"] != stored["metadata"]["resourceVersion"]:
+            raise Conflict(f"{kind.kind} {meta['namespace']}/{meta['name']}")
+        merged = _merged(stored.get("spec") or {}, spec)
+        if merged != stored.get("spec"):
+            stored["spec"] = merged
+            stored["metadata"]["resourceVersion"] = str(next(self._versions))
+            stored["metadata"]["generation"] += 1
+        self.writes += 1
+        return copy.deepcopy(stored)
+
     def delete(self, kind: Kind, namespace: str, name: str, uid: str) -> None:
         key = (kind.plural, namespace, name)
         stored = self._objects.get(key)
@@ -100,6 +116,20 @@ class FakeResources:
             raise Conflict(f"{kind.kind} {namespace}/{name}: another object has the name now")
         del self._objects[key]
         self.writes += 1
+
+
+def _merged(target: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """A JSON merge patch (RFC 7386): None removes a key, a mapping merges, anything else
+    replaces."""
+    out = copy.deepcopy(target)
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merged(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
 
 
 class FakeEvents:
@@ -114,5 +144,6 @@ class FakeEvents:
         assert type_ in ("Normal", "Warning"), type_
         self.posted.append((body["metadata"]["name"], type_, reason, message))
 
-    def reasons(self) -> list[str]:
-        return [reason for _, _, reason, _ in self.posted]
+    def reasons(self, of: str | None = None) -> list[str]:
+        """Every reason posted, or only those posted on the object named ``of``."""
+        return [reason for name, _, reason, _ in self.posted if of in (None, name)]

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from sqlalchemy.exc import StatementError
 
 from minds.devenv.install import CONTROLLER_ACCOUNT, CONTROLLER_NAMESPACE
+from minds.domain.beliefs import PredictionRecord, PredictionStatus
 from minds.domain.errors import AlreadyExists, Conflict, NotFound
 from minds.domain.executions import (
     ExecutionOrigin,
@@ -143,6 +144,20 @@ def test_a_status_write_changes_only_the_status(resources: tuple[ResourcePort, s
     edited = {**read, "spec": {**read["spec"], "objective": "something else"}}
     port.replace_status(PLAN, edited, _status("executing"))
     assert port.get(PLAN, ns, "one")["spec"]["objective"] == "keep atlas-worker running"
+
+
+def test_a_spec_patch_is_a_merge_conditional_on_the_resource_version(
+    resources: tuple[ResourcePort, str],
+) -> None:
+    port, ns = resources
+    read = port.create(PLAN, ns, _plan("one"))
+    written = port.patch_spec(PLAN, read, {"supersededBy": "one-r2"})
+    assert written["spec"]["supersededBy"] == "one-r2"
+    assert written["spec"]["objective"] == "keep atlas-worker running"  # the rest is kept
+    assert written["metadata"]["generation"] == 2
+    with pytest.raises(Conflict):
+        port.patch_spec(PLAN, read, {"supersededBy": "another"})  # stale: someone wrote since
+    assert port.get(PLAN, ns, "one")["spec"]["supersededBy"] == "one-r2"
 
 
 def test_writing_the_same_status_again_keeps_the_version(
@@ -362,3 +377,42 @@ def test_an_origin_key_executes_once(ledger: Any) -> None:
     assert found[1] is not None
     assert found[1].status is ExecutionStatus.EXECUTED
     assert ledger.execution("no-such-key") is None
+
+
+def test_a_targets_lock_has_one_holder_at_a_time(ledger: Any) -> None:
+    target = f"contract/{uuid.uuid4()}"
+    with ledger.target_lock("contract", target) as first:
+        with ledger.target_lock("contract", target) as second:
+            assert first
+            assert not second  # another holder (another controller) is refused, not queued
+        with ledger.target_lock("contract", f"{target}-other") as elsewhere:
+            assert elsewhere
+    with ledger.target_lock("contract", target) as again:
+        assert again  # released with the block
+
+
+def test_the_verified_writes_on_a_target_are_those_an_observation_confirmed(ledger: Any) -> None:
+    uid = str(uuid.uuid4())
+    target = f"contract/{uid}"
+    record = _write_ahead(uid).model_copy(update={"target": target})
+    stored, _ = ledger.begin_execution(record)
+    assert ledger.verified_writes_on("contract", target, NOW) == []  # nobody looked yet
+    belief = ledger.upsert_belief("contract", "keeper", f"{target} runs", 0.8, NOW)
+    prediction = PredictionRecord(
+        id=f"pred-{uid}",
+        namespace="contract",
+        mind="keeper",
+        plan="p",
+        step="S1",
+        execution_id=stored.id,
+        belief_id=belief.id,
+        criteria={"field": "state"},
+        confidence=0.8,
+        window_start=NOW,
+        window_end=NOW + timedelta(minutes=1),
+    )
+    ledger.open_prediction(prediction)
+    ledger.resolve_prediction(prediction.id, PredictionStatus.CONFIRMED, NOW, None)
+    assert [w.id for w in ledger.verified_writes_on("contract", target, NOW)] == [stored.id]
+    assert ledger.verified_writes_on("contract", target, NOW + timedelta(seconds=1)) == []
+    assert ledger.verified_writes_on("contract", f"{target}-other", NOW) == []

@@ -95,6 +95,8 @@ def mind_reconcile(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) 
     assert namespace is not None, "Minds are namespaced"
     wiring: Wiring = memo.wiring
     wiring.minds.reconcile(namespace, name)
+    # Policy or commitments may have changed: what its open plans still may do is reviewed.
+    wiring.executor.review(namespace, name)
     # A spec change starts a cycle now rather than at the next interval, and its plans look
     # again at once (a Mind made active again, a budget raised) instead of at their next tick.
     wiring.wakeups.wake(namespace, f"mind:{name}")
@@ -218,9 +220,14 @@ def plan_deleted(namespace: str | None, body: kopf.Body, memo: kopf.Memo, **_: A
 @kopf.on.resume(API_GROUP, API_VERSION, CAPABILITY_GRANT.plural)
 @kopf.on.create(API_GROUP, API_VERSION, CAPABILITY_GRANT.plural)
 @kopf.on.update(API_GROUP, API_VERSION, CAPABILITY_GRANT.plural)
-def grant_reconcile(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
+def grant_reconcile(
+    namespace: str | None, name: str, spec: kopf.Spec, memo: kopf.Memo, **_: Any
+) -> None:
     assert namespace is not None, "CapabilityGrants are namespaced"
     memo.wiring.grants.reconcile(namespace, name)
+    mind = str(spec.get("mind") or "")
+    if mind and "/" not in mind:  # a grant for a mind of another namespace is checked there
+        memo.wiring.executor.review(namespace, mind)
 
 
 def _live(status: kopf.Status, **_: Any) -> bool:

@@ -114,6 +114,8 @@ _PHASE_OF: Mapping[str, ApprovalPhase] = {
     LATE: ApprovalPhase.EXPIRED,
     REFUSED: ApprovalPhase.WITHDRAWN,
     WITHDRAWN: ApprovalPhase.WITHDRAWN,
+    # Refused by the re-check before acting: it will never act, so it never lingers Approved.
+    NOT_EXECUTED: ApprovalPhase.WITHDRAWN,
     EXECUTED: ApprovalPhase.EXECUTED,
 }
 _PRECEDENCE = (
@@ -162,7 +164,6 @@ def recorded(events: Iterable[EventRecord]) -> Recorded:
         default=ApprovalPhase.PENDING,
     )
     defining = [first[t] for t in first if _PHASE_OF.get(t) is phase]
-    note = first.get(NOT_EXECUTED) if phase is ApprovalPhase.APPROVED else None
     decided = first.get(APPROVED) or first.get(DENIED)
     executed = first.get(EXECUTED)
     approved = first.get(APPROVED)
@@ -176,7 +177,7 @@ def recorded(events: Iterable[EventRecord]) -> Recorded:
         executed_at=executed.occurred_at if executed is not None else None,
         execution=execution if isinstance(execution, str) else None,
         # The latest word on the phase: a late decision after the expiry says what to do.
-        message=_text(note) if note is not None else (_text(defining[-1]) if defining else None),
+        message=_text(defining[-1]) if defining else None,
         types=frozenset(first),
     )
 

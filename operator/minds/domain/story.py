@@ -47,6 +47,7 @@ class Reason(StrEnum):
     AWAITING_GRANT = "AwaitingGrant"
     RELEASED = "Released"
     RELEASE_IGNORED = "ReleaseIgnored"
+    CANCELLED = "Cancelled"
     # Approval
     REQUESTED = "Requested"
     APPROVED = "Approved"
@@ -118,19 +119,28 @@ def _blocked(row: EventRecord) -> Told:
     return Told("Warning", Reason.STEP_BLOCKED, message)
 
 
+def _cancelled(row: EventRecord) -> Told:
+    message = (
+        f"plan {row.subject.name} cancelled by {row.payload.get('by')}{_payload(row, 'reason')}"
+    )
+    return Told("Normal", Reason.CANCELLED, message)
+
+
 def _asked(row: EventRecord) -> Told:
     what = f"{row.payload.get('capability')} on {row.payload.get('target')}"
     return Told("Normal", Reason.APPROVAL_REQUESTED, f"asked approval {row.subject.name}: {what}")
 
 
 #: Which ledger rows of a mind become an Event on the Mind, and what it says. A plan made
-#: (validated: a draft never runs), how plans end, escalations, blocked steps and approvals
-#: asked: what a person acts on. Checks, observations and cycles stay in the ledger.
+#: (validated: a draft never runs), how plans end (a person's cancellation included),
+#: escalations, blocked steps and approvals asked: what a person acts on. Checks,
+#: observations and cycles stay in the ledger.
 MIND_STORY: Final[Mapping[str, Callable[[EventRecord], Told]]] = {
     "plan_validated": _planned,
     "plan_completed": _completed,
     "plan_failed": _failed,
     "plan_replanned": _replanned,
+    "plan_cancelled": _cancelled,
     "operator_notified": _escalated,
     "plan_step_blocked": _blocked,
     "approval_requested": _asked,

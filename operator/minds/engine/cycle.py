@@ -70,6 +70,7 @@ from minds.engine.attention_reading import read_open
 from minds.engine.capability_service import CapabilityService, Invocation, Origin, OutcomeKind
 from minds.engine.conditional import write_status
 from minds.engine.correction_service import CorrectionService
+from minds.engine.decisions import record_decisions
 from minds.engine.planning_service import PlanningService
 from minds.engine.ports import Clock, NotFound, ResourcePort
 
@@ -125,21 +126,7 @@ class MindCycle:
     # -- recording -----------------------------------------------------------------------
 
     def _record(self, decisions: tuple[VolitionDecision, ...] | list[VolitionDecision]) -> int:
-        written = 0
-        for d in decisions:
-            written += bool(
-                self._ledger.record_decision(
-                    namespace=d.namespace,
-                    mind=d.mind,
-                    kind=d.kind.value,
-                    outcome=d.outcome,
-                    subjects=d.subjects,
-                    data=d.data(),
-                    at=d.at,
-                    key=d.key,
-                )
-            )
-        return written
+        return record_decisions(self._ledger, decisions)
 
     def _store_want(self, want: Want) -> None:
         self._ledger.upsert_want(

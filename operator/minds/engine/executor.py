@@ -22,13 +22,20 @@ from pydantic import ValidationError
 
 from minds.domain.capabilities.registry import CapabilityRegistry
 from minds.domain.execution.machine import RUNNABLE, Work, WorkKind, next_work, settle
-from minds.domain.intentions import IntentionRecord
 from minds.domain.plan_retention import CONCLUSION, plan_event_key
 from minds.domain.planning.model import Plan, PlanOrigin, PlanStatus, Step
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.approval_service import ApprovalService
 from minds.engine.capability_service import CapabilityService
-from minds.engine.executing import acting, cancelling, claiming, conclusion, following, recovery
+from minds.engine.executing import (
+    acting,
+    cancelling,
+    claiming,
+    conclusion,
+    following,
+    recovery,
+    reviewing,
+)
 from minds.engine.executing.context import Deps, read_mind, read_plan
 from minds.engine.executing.outcome import Claimed
 from minds.engine.planning_service import PlanningService
@@ -184,15 +191,14 @@ class Executor:
             return
         self.tick(namespace, name)
 
+    def review(self, namespace: str, mind: str) -> int:
+        """The Mind's policy or commitments, or one of its grants, changed: its open plans are
+        reviewed and what no longer holds is reconsidered; how many were."""
+        return reviewing.review(self._deps, namespace, mind)
+
     def release(self, namespace: str, name: str, key: str, by: str) -> bool:
         """A person checked a blocked step and lets it run again (as a new attempt)."""
         return recovery.release(self._deps, namespace, name, key, by)
-
-    def replan(
-        self, body: dict[str, Any], plan: Plan, intention: IntentionRecord, reason: str
-    ) -> str | None:
-        """A new revision instead of the failed plan, within the replan limit."""
-        return conclusion.replan(self._deps, body, plan, intention, reason)
 
 
 __all__ = ["Executor", "TickResult"]

@@ -29,6 +29,7 @@ __all__ = [
     "Beliefs",
     "Clock",
     "Conflict",
+    "Decisions",
     "EventPort",
     "Executions",
     "ExecutorLedger",
@@ -40,6 +41,7 @@ __all__ = [
     "ResourcePort",
     "ResourceReader",
     "ResourceWriter",
+    "TargetLocks",
 ]
 
 
@@ -126,6 +128,25 @@ class Beliefs(Protocol):
         ...
 
 
+class Decisions(Protocol):
+    """The append-only record of volition's choices (``volition_decisions``)."""
+
+    def record_decision(
+        self,
+        *,
+        namespace: str,
+        mind: str,
+        kind: str,
+        outcome: str,
+        subjects: Mapping[str, str],
+        data: Mapping[str, JsonValue],
+        at: datetime,
+        key: str,
+    ) -> bool:
+        """Append one choice; False when its key was already recorded (a replay)."""
+        ...
+
+
 class Procedures(Protocol):
     def store_procedure(self, memory: ProceduralMemory) -> bool: ...
 
@@ -138,7 +159,25 @@ class Executions(Protocol):
     ) -> tuple[ExecutionRecord, ExecutionOutcome | None] | None: ...
 
 
-class ExecutorLedger(Journal, Intentions, Beliefs, Procedures, Executions, Protocol):
+class TargetLocks(Protocol):
+    """One writing action per target at a time, across plans and controllers."""
+
+    def target_lock(self, namespace: str, target: str) -> AbstractContextManager[bool]:
+        """Hold the target's lock for the block; yields False (and holds nothing) when another
+        holder has it. Released when the block ends, or if the process dies."""
+        ...
+
+    def verified_writes_on(
+        self, namespace: str, target: str, since: datetime
+    ) -> list[ExecutionRecord]:
+        """Write-ahead rows of actions on ``target`` started at or after ``since`` whose
+        prediction an observation confirmed."""
+        ...
+
+
+class ExecutorLedger(
+    Journal, Intentions, Beliefs, Procedures, Executions, Decisions, TargetLocks, Protocol
+):
     """Every role of the ledger the executor plays a part in."""
 
     def transaction(self) -> AbstractContextManager[None]:
@@ -170,6 +209,12 @@ class ResourceWriter(Protocol):
         self, kind: Kind, body: dict[str, Any], status: dict[str, Any]
     ) -> dict[str, Any]:
         """Write ``status`` conditionally on ``body``'s resourceVersion; raises Conflict."""
+        ...
+
+    def patch_spec(self, kind: Kind, body: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+        """Merge ``spec`` into the object's spec, conditionally on ``body``'s resourceVersion
+        (raises Conflict); what admission allows the controller to change there is little
+        (a link such as ``supersededBy``)."""
         ...
 
     def delete(self, kind: Kind, namespace: str, name: str, uid: str) -> None:

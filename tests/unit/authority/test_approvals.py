@@ -314,7 +314,7 @@ def test_final_phases() -> None:
         pytest.param((), ApprovalPhase.PENDING, id="nothing"),
         pytest.param((REQUESTED,), ApprovalPhase.PENDING, id="requested"),
         pytest.param((APPROVED,), ApprovalPhase.APPROVED, id="approved"),
-        pytest.param((APPROVED, NOT_EXECUTED), ApprovalPhase.APPROVED, id="not-executed"),
+        pytest.param((APPROVED, NOT_EXECUTED), ApprovalPhase.WITHDRAWN, id="not-executed"),
         pytest.param((DENIED,), ApprovalPhase.DENIED, id="denied"),
         pytest.param((EXPIRED,), ApprovalPhase.EXPIRED, id="expired"),
         pytest.param((LATE,), ApprovalPhase.EXPIRED, id="late"),
@@ -358,9 +358,10 @@ def test_a_late_decision_after_the_expiry_tells_the_person_what_to_do() -> None:
     assert status_of(late).message == "approve a fresh request"
 
 
-def test_a_refusal_before_acting_is_the_message_of_an_approved_request() -> None:
+def test_a_refusal_before_acting_ends_the_request_and_is_its_message() -> None:
     held = history(event(APPROVED), event(NOT_EXECUTED, reason="service.restart is locked"))
     assert status_of(held).message == "service.restart is locked"
+    assert status_of(held).phase is ApprovalPhase.WITHDRAWN
 
 
 # -- withdrawal ------------------------------------------------------------------------------

@@ -73,7 +73,7 @@ def test_a_cancelled_plan_waiting_on_an_approval_stops_and_withdraws_it() -> Non
         world.executor("a").tick(NAMESPACE, "heal")
     assert world.driver.calls["service.restart"] == 0
     assert ledger_types(world, "heal").count("plan_cancelled") == 1
-    assert world.events.reasons().count("Cancelled") == 1
+    assert world.events.reasons("heal").count("Cancelled") == 1
 
 
 def test_a_step_acting_under_a_live_lease_is_never_interrupted() -> None:
@@ -141,5 +141,5 @@ def test_a_controller_that_dies_before_the_last_write_leaves_the_stop_to_the_nex
     world.executor("b").tick(NAMESPACE, "heal")
     assert phase(world, "heal") == "abandoned"
     assert ledger_types(world, "heal").count("plan_cancelled") == 1
-    assert world.events.reasons().count("Cancelled") == 1
+    assert world.events.reasons("heal").count("Cancelled") == 1
     assert world.driver.calls == {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from minds.domain.volition.reconsideration import (
     Trigger,
     Verdict,
     reconsider,
+    trigger_of_failure,
 )
 from minds.domain.volition.wants import WantOrigin, WantStatus
 from tests.unit.volition.builders import T0, a_want, an_intention
@@ -48,6 +50,9 @@ def judge(trigger: Trigger, status: IntentionStatus = ACTIVE, **context: Any):  
         (T.WEAKENED_BELIEF, ACTIVE, {"belief_confidence": 0.6}, V.KEEP, None),
         (T.BUDGET, ACTIVE, {}, V.SUSPEND, SUSPENDED),
         (T.GOAL_COMPLETION, ACTIVE, {}, V.FULFIL, S.FULFILLED),
+        (T.GOAL_COMPLETION, ACTIVE, {"escalated": True}, V.BLOCK, BLOCKED),
+        (T.FAILED_STEP, ACTIVE, {"replannable": False}, V.ABANDON, S.ABANDONED),
+        (T.DENIED_APPROVAL, BLOCKED, {"replannable": False}, V.ABANDON, S.ABANDONED),
         (T.WORLD_CHANGE, SUSPENDED, {"goal_met": True}, V.FULFIL, S.FULFILLED),
         (T.WORLD_CHANGE, ACTIVE, {"goal_met": False}, V.KEEP, None),
         (T.OPERATOR_CORRECTION, S.OUTCOME_UNVERIFIED, {}, V.RESUME, ACTIVE),
@@ -151,3 +156,34 @@ def test_the_same_inputs_give_the_same_reconsideration() -> None:
     context = ReconsiderationContext(now=T0, wants=(a_want(),), goal_met=True)
     first = reconsider(an_intention(), T.WORLD_CHANGE, context)
     assert reconsider(an_intention(), T.WORLD_CHANGE, context) == first
+
+
+@pytest.mark.parametrize(
+    ("reason", "trigger"),
+    [
+        ("approval denied: not during the sale", T.DENIED_APPROVAL),
+        ("approval expired: nobody decided in time", T.EXPIRED_APPROVAL),
+        # the seed: "expired or withdrawn fails it as an expired approval"
+        ("approval withdrawn: alice is no longer an approver", T.EXPIRED_APPROVAL),
+        ("expectation failed: the check did not hold within the window", T.FAILED_EXPECTATION),
+        ("outcome unverified: not observable", T.FAILED_STEP),
+        ("deployments.apps not found", T.FAILED_STEP),
+        (None, T.FAILED_STEP),
+    ],
+)
+def test_a_failed_steps_reason_names_its_trigger(reason: str | None, trigger: Trigger) -> None:
+    assert trigger_of_failure(reason) is trigger
+
+
+def test_a_basis_makes_the_same_answer_one_row_whenever_it_is_given() -> None:
+    intention = an_intention(status=BLOCKED)
+    later = T0 + timedelta(hours=1)
+    keys = {
+        reconsider(
+            intention, T.EXPIRED_APPROVAL, ReconsiderationContext(now=at, basis="uid:expired")
+        )
+        .decisions[0]
+        .key
+        for at in (T0, later)
+    }
+    assert len(keys) == 1

@@ -52,6 +52,8 @@ def api_client(
 #: environment), which costs more CPU than the request; a token is renewed five minutes before
 #: it expires, so a look a minute is still in time.
 TOKEN_REFRESH_SECONDS = 60.0
+#: A JSON merge patch (RFC 7386): the request body names only the fields it sets.
+MERGE_PATCH = "application/merge-patch+json"
 
 
 def _at_most_every(
@@ -184,6 +186,28 @@ class KubeResources:
             _raise_mapped(exc, f"{kind.kind} {meta['namespace']}/{meta['name']}")
             raise
         return obj
+
+    def patch_spec(self, kind: Kind, body: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+        """A merge patch of the spec that carries the body's resourceVersion: the API server
+        refuses it (409) if the object changed since it was read."""
+        meta = body["metadata"]
+        patch = {"metadata": {"resourceVersion": meta["resourceVersion"]}, "spec": spec}
+        try:
+            return cast(
+                dict[str, Any],
+                self._custom.patch_namespaced_custom_object(
+                    kind.group,
+                    kind.version,
+                    meta["namespace"],
+                    kind.plural,
+                    meta["name"],
+                    patch,
+                    _content_type=MERGE_PATCH,
+                ),
+            )
+        except ApiException as exc:
+            _raise_mapped(exc, f"{kind.kind} {meta['namespace']}/{meta['name']}")
+            raise
 
     def delete(self, kind: Kind, namespace: str, name: str, uid: str) -> None:
         """Delete this incarnation only: the uid precondition spares an object re-created under

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -193,11 +193,21 @@ class WatchedResources:
     def replace_status(
         self, kind: Kind, body: dict[str, Any], status: dict[str, Any]
     ) -> dict[str, Any]:
+        return self._conditional(kind, body, lambda: self._api.replace_status(kind, body, status))
+
+    def patch_spec(self, kind: Kind, body: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+        return self._conditional(kind, body, lambda: self._api.patch_spec(kind, body, spec))
+
+    def _conditional(
+        self, kind: Kind, body: dict[str, Any], write: Callable[[], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """A write conditional on ``body``'s resourceVersion; what it wrote (or, on a 409, what
+        the API server has now) replaces what the store held."""
         if not self._store.watches(kind):
-            return self._api.replace_status(kind, body, status)
+            return write()
         meta = body["metadata"]
         try:
-            written = self._api.replace_status(kind, body, status)
+            written = write()
         except Conflict:
             self._refresh(kind, meta["namespace"], meta["name"])
             raise

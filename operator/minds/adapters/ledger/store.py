@@ -40,13 +40,15 @@ from minds.adapters.ledger.schema import (
     ExecutionOutcomeRow,
     ExecutionRow,
     MindRow,
+    PredictionRow,
     table_of,
 )
 from minds.adapters.ledger.store_beliefs import BeliefStore
-from minds.adapters.ledger.store_common import insert_event, insert_events
+from minds.adapters.ledger.store_common import advisory_lock, insert_event, insert_events
 from minds.adapters.ledger.store_intentions import IntentionStore
 from minds.adapters.ledger.store_procedures import ProcedureStore
 from minds.adapters.ledger.store_volition import VolitionStore
+from minds.domain.beliefs import PredictionStatus
 from minds.domain.executions import (
     ExecutionOrigin,
     ExecutionOutcome,
@@ -246,6 +248,33 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
             query = query.where(ExecutionRow.capability == capability)
         with self.session() as session:
             return [_execution_record(r) for r in session.execute(query).scalars()]
+
+    def verified_writes_on(
+        self, namespace: str, target: str, since: datetime
+    ) -> list[ExecutionRecord]:
+        """Write-ahead rows of actions on ``target`` started at or after ``since`` whose
+        prediction an observation confirmed."""
+        query = (
+            select(ExecutionRow)
+            .join(PredictionRow, PredictionRow.execution_id == ExecutionRow.id)
+            .where(
+                ExecutionRow.namespace == namespace,
+                ExecutionRow.target == target,
+                ExecutionRow.started_at >= since,
+                PredictionRow.status == PredictionStatus.CONFIRMED.value,
+            )
+            .order_by(ExecutionRow.id)
+        )
+        with self.session() as session:
+            return [_execution_record(r) for r in session.execute(query).scalars()]
+
+    @contextmanager
+    def target_lock(self, namespace: str, target: str) -> Iterator[bool]:
+        """Hold a session advisory lock for writing actions on one target; yields False if
+        another holder (another plan, another controller) has it. Released when the block
+        ends, or if the process dies."""
+        with advisory_lock(self.engine, "target", namespace, target) as mine:
+            yield mine
 
     # -- events ---------------------------------------------------------------------------
 

@@ -6,17 +6,18 @@ tells it are written in one transaction, so the ledger never shows one without t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 
 from pydantic import JsonValue
+from sqlalchemy import Engine, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from minds.adapters.ledger.observer import note_appended
 from minds.adapters.ledger.schema import EventRow, table_of
-from minds.domain.ledger import EventRecord, SubjectRef, mask_secrets
+from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key, mask_secrets
 
 __all__ = ["SessionOwner", "entity_event", "insert_event", "insert_events"]
 
@@ -96,3 +97,19 @@ def entity_event(
         occurred_at=at,
         idempotency_key=key,
     )
+
+
+@contextmanager
+def advisory_lock(engine: Engine, *parts: str) -> Iterator[bool]:
+    """Hold a session advisory lock named by ``parts`` for the block; yields False (holding
+    nothing) when another holder (another controller) has it. Released when the block ends, or
+    if the process dies."""
+    key = int(idempotency_key(*parts)[:15], 16)
+    with engine.connect() as connection:
+        got = bool(connection.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar())
+        try:
+            yield got
+        finally:
+            if got:
+                connection.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+                connection.commit()

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import JsonValue
-from sqlalchemy import select, text
+from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 
 from minds.adapters.ledger.schema import (
@@ -24,7 +24,12 @@ from minds.adapters.ledger.schema import (
     VolitionDecisionRow,
     WantRow,
 )
-from minds.adapters.ledger.store_common import SessionOwner, entity_event, insert_event
+from minds.adapters.ledger.store_common import (
+    SessionOwner,
+    advisory_lock,
+    entity_event,
+    insert_event,
+)
 from minds.domain.ledger import idempotency_key, mask_note, mask_secrets
 
 __all__ = ["DecisionRow", "VolitionStore"]
@@ -255,14 +260,5 @@ class VolitionStore(SessionOwner):
     def cycle_lock(self, namespace: str, mind: str) -> Iterator[bool]:
         """Hold a session advisory lock for one mind's cycle; yields False if another holder
         (another controller) has it. Released when the block ends, or if the process dies."""
-        key = int(idempotency_key("cycle", namespace, mind)[:15], 16)
-        with self.engine.connect() as connection:
-            got = bool(
-                connection.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar()
-            )
-            try:
-                yield got
-            finally:
-                if got:
-                    connection.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
-                    connection.commit()
+        with advisory_lock(self.engine, "cycle", namespace, mind) as mine:
+            yield mine

@@ -14,13 +14,13 @@
 | `weakened_belief`     | `replan` when the supporting belief fell below the planner's          |
 |                       | assumption threshold; else `keep`                                     |
 | `budget`              | `suspend`                                                             |
-| `goal_completion`     | `fulfil`                                                              |
+| `goal_completion`     | `fulfil`; `block` when the plan only told a person (an escalation)     |
 | `world_change`        | `fulfil` when the world now satisfies the want; else `keep`           |
 | `operator_correction` | what the operator said (resume by default)                            |
 
 Replanning is bounded: an intention that has been replanned `MAX_REPLANS` times is abandoned
-instead. A final intention is kept as it is, whatever the trigger; resuming an active one
-keeps it.
+instead, and so is one whose plan a person wrote (the mind does not rewrite a person's plan).
+A final intention is kept as it is, whatever the trigger; resuming an active one keeps it.
 
 Fulfilling an intention satisfies the wants it serves and fulfils the commitments they carry.
 Abandoning it suppresses those wants for `SUPPRESSION_PERIOD`, so the same want does not form
@@ -30,13 +30,15 @@ the same intention again at once (a failed restart is not followed by another re
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Final
+from typing import Final, NamedTuple
 
 from pydantic import AwareDatetime
 
 from minds.domain.base import Model
+from minds.domain.capabilities.authority import AuthorityDecision, Stage
 from minds.domain.intentions import IntentionRecord, IntentionStatus
 from minds.domain.planning.strategies import ASSUMPTION_MIN_CONFIDENCE
+from minds.domain.resources.mind import PolicyDecision
 from minds.domain.volition.decisions import DecisionKind, VolitionDecision
 from minds.domain.volition.wants import Want, WantStatus, satisfy, suppress
 
@@ -48,6 +50,8 @@ __all__ = [
     "Trigger",
     "Verdict",
     "reconsider",
+    "review_finding",
+    "trigger_of_failure",
 ]
 
 #: Replans per intention before it is abandoned (the executor's limit).
@@ -66,6 +70,64 @@ class Trigger(StrEnum):
     GOAL_COMPLETION = "goal_completion"
     WORLD_CHANGE = "world_change"
     OPERATOR_CORRECTION = "operator_correction"
+
+
+#: How a failed step's reason (``minds.domain.execution.adopt``) names what happened, first
+#: match wins. The seed: "expired or withdrawn fails it as an expired approval".
+FAILURE_TRIGGERS: Final = (
+    ("approval denied", Trigger.DENIED_APPROVAL),
+    ("approval expired", Trigger.EXPIRED_APPROVAL),
+    ("approval withdrawn", Trigger.EXPIRED_APPROVAL),
+    ("expectation failed", Trigger.FAILED_EXPECTATION),
+)
+
+
+def trigger_of_failure(reason: str | None) -> Trigger:
+    """The trigger a failed step raises, read from its reason; any other failure is a failed
+    step."""
+    text = (reason or "").lower()
+    return next(
+        (t for prefix, t in FAILURE_TRIGGERS if text.startswith(prefix)), Trigger.FAILED_STEP
+    )
+
+
+class Finding(NamedTuple):
+    """What a review of one step's authority found: the trigger it raises, and the context
+    fields that trigger reads."""
+
+    trigger: Trigger
+    reason: str
+    means_available: bool | None = None
+    forbidden: bool = False
+    approval_required: bool = False
+
+
+#: Stages whose refusal a review of an open plan can judge on its own. A refusal at another
+#: stage (no grant in hand, another namespace, bad parameters) depends on what only the
+#: capability layer sees at execution, which checks again there.
+UNAVAILABLE_AT: Final = frozenset({Stage.LOCKED, Stage.POLICY})
+
+
+def review_finding(authority: AuthorityDecision, requires_approval: bool) -> Finding | None:
+    """What a change of policy, commitments or grants means for one step not yet done, from
+    its authority now; None: nothing to reconsider."""
+    last = authority.trail[-1] if authority.trail else None
+    if last is None:
+        return None
+    if authority.decision is PolicyDecision.DENY:
+        if last.stage is Stage.COMMITMENTS:
+            return Finding(Trigger.COMMITMENT_CHANGE, last.reason, forbidden=True)
+        if last.stage in UNAVAILABLE_AT:
+            return Finding(Trigger.CAPABILITY_CHANGE, last.reason, means_available=False)
+        return None
+    asks = [
+        s
+        for s in authority.trail
+        if s.stage is Stage.COMMITMENTS and s.decision is PolicyDecision.APPROVE
+    ]
+    if asks and not requires_approval:
+        return Finding(Trigger.COMMITMENT_CHANGE, asks[0].reason, approval_required=True)
+    return None
 
 
 class Verdict(StrEnum):
@@ -98,9 +160,13 @@ class ReconsiderationContext(Model):
       the means;
     - `belief_confidence` (weakened_belief): the supporting belief's confidence now;
     - `goal_met` (world_change): whether the world now satisfies the want;
-    - `operator_says` (operator_correction): the verdict an operator gave.
+    - `escalated` (goal_completion): the completed plan only told a person;
+    - `operator_says` (operator_correction): the verdict an operator gave;
+    - `replannable` (any replan): False for a plan a person wrote.
 
-    `wants` are the wants the intention serves (from its formation decision).
+    `wants` are the wants the intention serves (from its formation decision). `basis` names
+    what was reconsidered (a plan and its trigger) so that answering it again after a crash
+    records the decision once.
     """
 
     now: AwareDatetime
@@ -110,7 +176,10 @@ class ReconsiderationContext(Model):
     approval_required: bool = False
     belief_confidence: float | None = None
     goal_met: bool | None = None
+    escalated: bool = False
     operator_says: Verdict | None = None
+    replannable: bool = True
+    basis: str | None = None
 
 
 class Reconsideration(Model):
@@ -159,6 +228,8 @@ def _judge(
             )
         case Trigger.BUDGET:
             return Verdict.SUSPEND, "the plan's budget is exhausted"
+        case Trigger.GOAL_COMPLETION if c.escalated:
+            return Verdict.BLOCK, "escalated to the operator: telling a person is not doing it"
         case Trigger.GOAL_COMPLETION:
             return Verdict.FULFIL, "the goal is complete"
         case Trigger.WORLD_CHANGE if c.goal_met:
@@ -180,7 +251,9 @@ def reconsider(
     else:
         verdict, reason = _judge(intention, trigger, context)
     if verdict is Verdict.REPLAN and intention.replans >= MAX_REPLANS:
-        verdict, reason = Verdict.ABANDON, f"{reason}; replan limit ({MAX_REPLANS}) reached"
+        verdict, reason = Verdict.ABANDON, f"replan limit ({MAX_REPLANS}) reached; last: {reason}"
+    if verdict is Verdict.REPLAN and not context.replannable:
+        verdict, reason = Verdict.ABANDON, f"{reason}; a person wrote this plan: write a new one"
     if verdict is Verdict.RESUME and intention.status is IntentionStatus.ACTIVE:
         verdict, reason = Verdict.KEEP, f"{reason}; already active"
     status = STATUS_AFTER.get(verdict)
@@ -210,10 +283,11 @@ def reconsider(
                 "trigger": trigger.value,
                 "status": intention.status.value,
                 "replans": intention.replans,
-                "context": context.model_dump(mode="json", exclude={"wants", "now"}),
+                "context": context.model_dump(mode="json", exclude={"wants", "now", "basis"}),
                 "wants": [w.id for w in context.wants],
             },
             at=now,
+            basis=context.basis,
         ),
     )
     return Reconsideration(

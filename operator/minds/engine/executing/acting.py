@@ -58,6 +58,7 @@ from minds.engine.executing.outcome import (
     apply_step,
     leased_to,
 )
+from minds.engine.executing.targets import holding, instead, writing_target
 
 
 def looked(outcome: InvocationOutcome, check: Check) -> Looked:
@@ -166,7 +167,12 @@ def _capability(run: Run) -> Claimed | None:
         )
         if decided is not None:
             return run.settle(decided[0], decided[1], counted(ONE_CHECK))
-    outcome = run.deps.capabilities.invoke(invocation(run.body, run.plan, step, state.attempts))
+    target = writing_target(run.deps, step)
+    with holding(run.deps, run.body["metadata"]["namespace"], target) as mine:
+        held = instead(run.deps, run.body, step, state, target, mine, run.now)
+        if held is not None:
+            return run.settle(held, [], counted(ResourceUse(checks=checks)))
+        outcome = run.deps.capabilities.invoke(invocation(run.body, run.plan, step, state.attempts))
     new, effects = after_act(step, state, acted(outcome), run.now)
     asked = 1 if outcome.kind is OutcomeKind.PENDING else 0
     return run.settle(

@@ -20,6 +20,7 @@ from minds.domain.plan_retention import plan_event_key
 from minds.domain.planning.model import Cancellation, Plan
 from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.plan import PlanResourceStatus
+from minds.domain.story import Reason
 from minds.engine.conditional import write_status
 from minds.engine.executing.context import Deps
 from minds.engine.executing.journal import Notice, plan_intention, record
@@ -65,5 +66,5 @@ def _conclude(deps: Deps, body: dict[str, Any], plan: Plan, cancellation: Cancel
         CANCELLED,
         (),
         {"by": cancellation.by, "reason": cancellation.reason},
-        Notice("Normal", "Cancelled", why),
+        Notice("Normal", Reason.CANCELLED, why),
     )

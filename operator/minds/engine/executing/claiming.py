@@ -12,7 +12,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from minds.domain.execution.adopt import Effect, EffectKind
 from minds.domain.execution.machine import (
     RUNNABLE,
     WorkKind,
@@ -34,10 +33,12 @@ from minds.domain.planning.model import (
 )
 from minds.domain.resources.mind import PolicyDecision
 from minds.domain.resources.plan import PlanResourceStatus
+from minds.domain.volition.reconsideration import Trigger
 from minds.engine.executing.context import Deps, read_mind, write_plan_status
 from minds.engine.executing.invoking import invocation
-from minds.engine.executing.journal import Entry, plan_row, tell
+from minds.engine.executing.journal import Entry, plan_intention, plan_row, tell
 from minds.engine.executing.outcome import Claimed, Next, after_step
+from minds.engine.executing.reconsidering import answer
 
 
 def _settled_rows(
@@ -144,13 +145,9 @@ def block_over_budget(
     if written is None:
         return False
     after_step(
-        deps,
-        written,
-        plan,
-        blocked,
-        [Effect(EffectKind.SUSPEND_INTENTION, step.key, reason)],
-        _settled_rows(deps, written, plan, before, settled),
+        deps, written, plan, blocked, [], _settled_rows(deps, written, plan, before, settled)
     )
+    answer(deps, written, plan, plan_intention(deps, written, plan), Trigger.BUDGET, cause=reason)
     return True
 
 

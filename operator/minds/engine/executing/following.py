@@ -14,17 +14,24 @@ from typing import Any
 from pydantic import ValidationError
 
 from minds.domain.approvals import Asker, Ruling, Verdict, authorises
-from minds.domain.execution.adopt import after_act, after_approval
+from minds.domain.execution.adopt import (
+    Effect,
+    EffectKind,
+    after_act,
+    after_approval,
+    after_precondition,
+)
 from minds.domain.execution.machine import claim_approved, states
 from minds.domain.planning.model import Plan, Step, StepKind, StepState, StepStatus
 from minds.domain.resources.approval import ApprovalKind, ApprovalSpec
 from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.capability_service import InvocationOutcome, OutcomeKind
-from minds.engine.executing.acting import acted
+from minds.engine.executing.acting import Run, acted
 from minds.engine.executing.context import Deps
 from minds.engine.executing.invoking import invocation
 from minds.engine.executing.outcome import apply_step, leased_to
+from minds.engine.executing.targets import holding, instead, writing_target
 from minds.engine.ports import NotFound
 
 #: How a step reads an Approval that will never let it act (see ``after_approval``).
@@ -157,6 +164,26 @@ def _act_approved(
     """The approved action, run by the executor alone: first a claim with a lease (two
     controllers, or a handler and a daemon, never both get past it), then the step's own
     invocation under the step's origin key (the write-ahead row makes it at most once)."""
+    namespace = body["metadata"]["namespace"]
+    target = writing_target(deps, step)
+    # The target's lock is held from the claim to the outcome: no other plan's writing action
+    # on it starts meanwhile. Busy: nothing is claimed, and the next look tries again.
+    with holding(deps, namespace, target) as mine:
+        if not mine:
+            return False
+        return _claim_and_act(deps, body, plan, step, state, approval, target, now)
+
+
+def _claim_and_act(
+    deps: Deps,
+    body: dict[str, Any],
+    plan: Plan,
+    step: Step,
+    state: StepState,
+    approval: dict[str, Any],
+    target: str | None,
+    now: datetime,
+) -> bool:
     meta = approval["metadata"]
     namespace, name = body["metadata"]["namespace"], meta["name"]
     claimed = claim_approved(step, state, now, deps.holder, deps.timeouts, plan)
@@ -170,6 +197,12 @@ def _act_approved(
         [],
     ):
         return False
+    refused = _recheck(deps, body, plan, step, claimed, target, now)
+    if refused is not None:
+        new, effects, why = refused
+        apply_step(deps, body, plan, step.key, leased_to(deps.holder, state.attempts), new, effects)
+        deps.approvals.not_executed(namespace, name, why)
+        return True
     spec = ApprovalSpec.model_validate(approval["spec"])
     outcome = deps.capabilities.execute_approved(
         invocation(body, plan, step, state.attempts), name, meta["uid"], spec.decided_by
@@ -180,6 +213,44 @@ def _act_approved(
     apply_step(deps, body, plan, step.key, mine, found[0], found[1])
     settle_approval(deps, namespace, name, outcome)
     return True
+
+
+def _recheck(
+    deps: Deps,
+    body: dict[str, Any],
+    plan: Plan,
+    step: Step,
+    claimed: StepState,
+    target: str | None,
+    now: datetime,
+) -> tuple[StepState, list[Effect], str] | None:
+    """What the world says now, before an approved action runs (the approval may have come
+    hours after it was asked): whether another plan did the same to the target meanwhile, and
+    the step's precondition, looked at again. None: act. Otherwise the step as that leaves it
+    (skipped, or blocked when the precondition cannot be observed), its effects, and why the
+    Approval was not executed. That the plan is still open is the claim's to prove (it is
+    conditional on the Plan as read), and policy and authority are checked again by
+    ``execute_approved`` itself."""
+    covered = instead(deps, body, step, claimed, target, True, now)
+    if covered is not None:
+        decided: tuple[StepState, list[Effect]] | None = (covered, [])
+    elif step.precondition is not None:
+        run = Run(deps, body, plan, step, claimed, now)
+        looked = run.check(step, step.precondition.check, "pre-approved")
+        decided = after_precondition(step, claimed, looked, now)
+    else:
+        decided = None
+    if decided is None:
+        return None
+    new, effects = decided
+    why = f"not executed: {new.reason}"
+    # The person's answer was obtained, so its request is done with; the parent goes on
+    # unless the step now waits for a person again (blocked: the precondition is not
+    # observable).
+    obtained = [Effect(EffectKind.FULFIL_SUBORDINATE, step.key, "approval obtained; not used")]
+    if new.status is StepStatus.SKIPPED:
+        obtained.insert(0, Effect(EffectKind.RESUME_INTENTION, step.key, why))
+    return new, [*obtained, *effects], why
 
 
 #: Who acts on an Approval that authorises the step, by what the step waits for.

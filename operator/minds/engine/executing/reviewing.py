@@ -1,0 +1,119 @@
+"""A Mind's policy or commitments changed, or one of its CapabilityGrants did: its open plans
+are reviewed, each step not yet done judged by its authority now (``review_finding``), and a
+finding is answered like any other trigger, through the domain's ``reconsider()``:
+
+- a step whose capability is now locked or denied by policy: `capability_change`, the
+  intention is blocked and the plan ends `failed` (its Approvals withdrawn);
+- a commitment that now forbids a step: `commitment_change`, the intention and its plan are
+  abandoned;
+- a commitment that now asks for approval where the plan did not: `commitment_change`, a new
+  revision that may use the same strategy (each action is asked for at execution).
+
+A plan with a step under way (executing, under a lease) is left to finish that step: the
+capability layer checks authority again before any action. An open plan whose intention was
+abandoned elsewhere (by a person) ends `abandoned`, its Approvals withdrawn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from pydantic import ValidationError
+
+from minds.domain.capabilities.authority import authorize
+from minds.domain.capabilities.policy import GrantView
+from minds.domain.execution.machine import FINAL_STEP, RUNNABLE, states
+from minds.domain.intentions import IntentionRecord, IntentionStatus
+from minds.domain.planning.model import Plan, PlanOrigin, PlanStatus, StepStatus
+from minds.domain.resources.kinds import PLAN
+from minds.domain.resources.mind import MindSpec
+from minds.domain.resources.plan import PlanResourceStatus
+from minds.domain.volition.reconsideration import Finding, review_finding
+from minds.engine.executing.context import Deps, read_mind
+from minds.engine.executing.journal import plan_intention
+from minds.engine.executing.reconsidering import answer, close
+
+
+def review(deps: Deps, namespace: str, mind: str) -> int:
+    """Review the mind's open plans; how many findings were answered."""
+    spec = read_mind(deps, namespace, mind)
+    if spec is None:
+        return 0
+    view = deps.planning.mind_view(namespace, mind)
+    grants = view.grants if view is not None else ()
+    now = deps.clock()
+    answered = 0
+    for body in deps.resources.list(PLAN, namespace):
+        try:
+            plan = Plan.model_validate(body.get("spec") or {})
+            status = PlanResourceStatus.model_validate(body.get("status") or {})
+        except ValidationError:
+            continue
+        if plan.mind != mind or plan.origin is PlanOrigin.DREAM or status.phase not in RUNNABLE:
+            continue
+        if body["metadata"].get("deletionTimestamp"):
+            continue
+        intention = plan_intention(deps, body, plan)
+        if intention.status is IntentionStatus.ABANDONED:
+            # Abandoned elsewhere (by a person, say): its open plan ends with it.
+            why = f"cancelled: the intention was abandoned ({intention.reason or 'no reason'})"
+            answered += close(deps, body, PlanStatus.ABANDONED, intention.reason or why, why)
+            continue
+        if intention.status.final:
+            continue
+        found = finding(plan, status, intention, namespace, spec, grants, now, deps)
+        if found is None:
+            continue
+        answered += (
+            answer(
+                deps,
+                body,
+                plan,
+                intention,
+                found.trigger,
+                cause=found.reason,
+                means_available=found.means_available,
+                forbidden=found.forbidden,
+                approval_required=found.approval_required,
+            )
+            is not None
+        )
+    return answered
+
+
+def finding(
+    plan: Plan,
+    status: PlanResourceStatus,
+    intention: IntentionRecord,
+    namespace: str,
+    spec: MindSpec,
+    grants: Sequence[GrantView],
+    now: datetime,
+    deps: Deps,
+) -> Finding | None:
+    """The first step not yet done whose authority changed, as a finding; None when every
+    step stands, or a step is under way."""
+    current = states(status)
+    if any(s.status is StepStatus.EXECUTING for s in current.values()):
+        return None
+    for step in plan.steps:
+        state = current.get(step.key)
+        if step.capability is None or (state is not None and state.status in FINAL_STEP):
+            continue
+        authority = authorize(
+            namespace=namespace,
+            mind=spec,
+            capability=step.capability,
+            parameters=step.parameters,
+            grants=grants,
+            grant_limits={},
+            now=now,
+            registry=deps.registry,
+            require_approval=step.requires_approval,
+        )
+        asked = state is not None and state.status is StepStatus.AWAITING_APPROVAL
+        found = review_finding(authority, intention.requires_approval or asked)
+        if found is not None:
+            return found
+    return None
