@@ -4,7 +4,17 @@ import pytest
 
 from minds.adapters.ledger import Ledger
 from minds.devenv.controller import ControllerHandle
+from tests.e2e.executor_support import assert_no_tracebacks
 from tests.fixtures.cluster import Cluster, paused
+
+
+@pytest.fixture
+def controller_without_errors(session_controller: ControllerHandle) -> Iterator[None]:
+    """Whatever a test asserts, the session controller must not have failed on the way (a
+    module opts in with ``pytest.mark.usefixtures``)."""
+    before = len(session_controller.log())
+    yield
+    assert_no_tracebacks(session_controller.log()[before:])
 
 
 @pytest.fixture

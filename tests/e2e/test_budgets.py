@@ -7,16 +7,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from minds.adapters.ledger import Ledger
-from minds.devenv.controller import ControllerHandle
 from tests.e2e.executor_support import (
     apply,
-    assert_no_tracebacks,
     deployment,
     mind,
     operator_plan,
@@ -30,14 +27,7 @@ from tests.e2e.executor_support import (
 from tests.fixtures.cluster import REPO, Cluster
 from tests.fixtures.waiting import eventually
 
-pytestmark = pytest.mark.usefixtures("session_controller")
-
-
-@pytest.fixture(autouse=True)
-def controller_without_errors(session_controller: ControllerHandle) -> Iterator[None]:
-    before = len(session_controller.log())
-    yield
-    assert_no_tracebacks(session_controller.log()[before:])
+pytestmark = pytest.mark.usefixtures("session_controller", "controller_without_errors")
 
 
 def monitor(key: str, namespace: str, *depends_on: str, stable: int) -> dict[str, Any]:

@@ -55,15 +55,7 @@ from tests.fixtures.cluster import REPO, Cluster, ControllerFactory
 from tests.fixtures.docs import sh_commands
 from tests.fixtures.waiting import eventually
 
-pytestmark = pytest.mark.usefixtures("session_controller")
-
-
-@pytest.fixture(autouse=True)
-def controller_without_errors(session_controller: ControllerHandle) -> Iterator[None]:
-    """Whatever a scenario asserts, the controller must not have failed on the way."""
-    before = len(session_controller.log())
-    yield
-    assert_no_tracebacks(session_controller.log()[before:])
+pytestmark = pytest.mark.usefixtures("session_controller", "controller_without_errors")
 
 
 @pytest.fixture

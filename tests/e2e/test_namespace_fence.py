@@ -11,7 +11,6 @@ Admission refuses grants and grant requests whose target pattern reaches outside
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,11 +18,9 @@ import pytest
 
 from minds.adapters.drivers.kubernetes import RESTARTED_AT
 from minds.adapters.ledger import Ledger
-from minds.devenv.controller import ControllerHandle
 from minds.devenv.kubectl import kubectl
 from tests.e2e.executor_support import (
     APPROVERS,
-    assert_no_tracebacks,
     deployment,
     operator_plan,
     wait_step,
@@ -32,18 +29,11 @@ from tests.e2e.executor_support import (
 from tests.fixtures.cluster import Cluster
 from tests.fixtures.waiting import eventually
 
-pytestmark = pytest.mark.usefixtures("session_controller")
+pytestmark = pytest.mark.usefixtures("session_controller", "controller_without_errors")
 
 TENANT = "tenant-a"
 OWNER = "team-b"
 FENCE = "minds-namespace-fence"
-
-
-@pytest.fixture(autouse=True)
-def controller_without_errors(session_controller: ControllerHandle) -> Iterator[None]:
-    before = len(session_controller.log())
-    yield
-    assert_no_tracebacks(session_controller.log()[before:])
 
 
 def role(cluster: Cluster, namespace: str, user: str, rules: list[dict[str, Any]]) -> None:

@@ -8,17 +8,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 
 from minds.adapters.ledger import Ledger
-from minds.devenv.controller import ControllerHandle
 from minds.domain.intentions import IntentionStatus
 from tests.e2e.approval_support import decide, phase
 from tests.e2e.executor_support import (
     apply,
-    assert_no_tracebacks,
     deployment,
     form_intention,
     intention_status,
@@ -36,14 +33,7 @@ from tests.e2e.executor_support import (
 from tests.fixtures.cluster import Cluster
 from tests.fixtures.waiting import eventually
 
-pytestmark = pytest.mark.usefixtures("session_controller")
-
-
-@pytest.fixture(autouse=True)
-def controller_without_errors(session_controller: ControllerHandle) -> Iterator[None]:
-    before = len(session_controller.log())
-    yield
-    assert_no_tracebacks(session_controller.log()[before:])
+pytestmark = pytest.mark.usefixtures("session_controller", "controller_without_errors")
 
 
 def asking_mind(cluster: Cluster, namespace: str, restart: str = "approve") -> None:
