@@ -8,7 +8,15 @@ import pytest
 
 from minds.devenv.install import repo_root
 from minds.domain.volition import commitments as commitment_rules
-from minds.domain.volition import conflicts, formation, lapse, reconsideration, settlement, wants
+from minds.domain.volition import (
+    conflicts,
+    findings,
+    formation,
+    lapse,
+    reconsideration,
+    settlement,
+    wants,
+)
 
 DOC = (repo_root() / "docs" / "volition.md").read_text()
 
@@ -77,3 +85,8 @@ def test_the_doc_disclaims_any_claim_of_consciousness() -> None:
 @pytest.mark.parametrize("reason", [r.value for r in formation.NotFormed])
 def test_every_formation_reason_is_documented(reason: str) -> None:
     assert f"`{reason}`" in DOC
+
+
+def test_the_doc_names_what_findings_leave_behind() -> None:
+    for name in (findings.FINDINGS, findings.RECORDED, findings.TAKEN_IN, "findingsTakenIn"):
+        assert f"`{name}`" in DOC

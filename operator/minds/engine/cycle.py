@@ -43,6 +43,7 @@ from minds.domain.volition.commitments import (
 from minds.domain.volition.conflicts import Conflict, resolve_conflicts
 from minds.domain.volition.coverage import OpenPlan, open_plan
 from minds.domain.volition.decisions import VolitionDecision
+from minds.domain.volition.findings import RECORDED, TAKEN_IN, take_in
 from minds.domain.volition.formation import (
     DEFAULT_CAPACITY,
     NotFormed,
@@ -190,6 +191,7 @@ class MindCycle:
         uid = body["metadata"]["uid"]
         observations = self._observe(namespace, name, uid, spec)
         now = self._clock()
+        findings = self._take_in_findings(namespace, name, uid, now)
         decisions = self._lapse(namespace, name, now)
         decisions += self._settle(namespace, name, now)
 
@@ -215,7 +217,7 @@ class MindCycle:
         )  # fmt: skip
         existing = [Want.model_validate(d) for d in self._ledger.wants(namespace, name)]
         derived = derive_wants(
-            observations,
+            [*observations, *findings],
             self._ledger.predictions(namespace, name),
             self._ledger.beliefs(namespace, name),
             spec,
@@ -309,6 +311,7 @@ class MindCycle:
                 subject=SubjectRef(kind=MIND.kind, name=name, uid=uid),
                 payload={
                     "observed": len(observations),
+                    "findingsTakenIn": len(findings),
                     "formed": formed,
                     "decisions": decisions,
                     "refutedPredictions": sum(
@@ -324,6 +327,21 @@ class MindCycle:
         return self._summarise(
             namespace, name, CycleReport(len(observations), open_wants, formed, decisions, summary)
         )
+
+    def _take_in_findings(
+        self, namespace: str, name: str, uid: str, now: datetime
+    ) -> list[Observation]:
+        """What completed investigations found comes back as observations, once: only those
+        whose marker this cycle wrote (see `findings`)."""
+        found = take_in(
+            self._ledger.events(mind=name, namespace=namespace, type=RECORDED),
+            self._ledger.events(mind=name, namespace=namespace, type=TAKEN_IN),
+            {i.id: i for i in self._ledger.intentions(namespace=namespace, mind=name)},
+            now,
+            mind=SubjectRef(kind=MIND.kind, name=name, uid=uid),
+        )
+        fresh = self._ledger.append_events(list(found.markers)) if found.markers else []
+        return [o for o, new in zip(found.observations, fresh, strict=True) if new]
 
     def _lapse(self, namespace: str, name: str, now: datetime) -> int:
         """Blocked and suspended intentions that waited too long are abandoned (see `lapse`);

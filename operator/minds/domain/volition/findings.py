@@ -1,0 +1,89 @@
+"""Findings re-enter the cycle: what an investigation's `summarise_findings` step recorded is
+taken in by the mind's next cycle as an observation, once.
+
+The executor records a finding as an `observation_recorded` row of the plan. Once the plan's
+intention is a fulfilled investigation (its plan completed), the next cycle takes the finding
+in with its source (plan and step) and leaves a `findings_taken_in` row of the mind, keyed by
+the plan's uid and the step: a later cycle, or another controller, finds the key and never takes
+the same finding in twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus
+from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
+from minds.domain.volition.wants import Observation
+
+#: The plan's row the executor writes for a `summarise_findings` step.
+RECORDED = "observation_recorded"
+#: The mind's row that says a finding was taken in.
+TAKEN_IN = "findings_taken_in"
+#: The capability an observation taken from findings is told by.
+FINDINGS = "summarise_findings"
+
+
+@dataclass(frozen=True)
+class TakenIn:
+    observations: tuple[Observation, ...]
+    markers: tuple[EventRecord, ...]
+
+
+def marker_key(plan_uid: str, step: str) -> str:
+    return idempotency_key("findings", plan_uid, step)
+
+
+def _completed_investigation(intention: IntentionRecord | None) -> bool:
+    return (
+        intention is not None
+        and intention.kind is IntentionKind.INVESTIGATION
+        and intention.status is IntentionStatus.FULFILLED
+    )
+
+
+def take_in(
+    recorded: Iterable[EventRecord],
+    taken: Iterable[EventRecord],
+    intentions: Mapping[str, IntentionRecord],
+    now: datetime,
+    *,
+    mind: SubjectRef,
+) -> TakenIn:
+    """The findings of completed investigations not yet taken in, as observations of the
+    investigated subject (the plan's name when the intention names none), and the markers
+    that take them in."""
+    seen = {t.idempotency_key for t in taken}
+    observations: list[Observation] = []
+    markers: list[EventRecord] = []
+    for row in recorded:
+        intention = intentions.get(str(row.payload.get("intention") or ""))
+        step = str(row.payload.get("step") or "")
+        key = marker_key(row.subject.uid or row.subject.name, step)
+        if row.type != RECORDED or key in seen or not _completed_investigation(intention):
+            continue
+        assert intention is not None  # for mypy: checked just above
+        seen.add(key)
+        source = {"plan": row.subject.name, "step": step, "intention": intention.id}
+        observations.append(
+            Observation(
+                subject=intention.subject or f"plan:{row.subject.name}",
+                capability=FINDINGS,
+                fields={**source, "findings": row.payload.get("observation")},
+                at=row.occurred_at,
+            )
+        )
+        markers.append(
+            EventRecord(
+                mind=row.mind,
+                namespace=row.namespace,
+                type=TAKEN_IN,
+                subject=mind,
+                payload={**source, "subject": observations[-1].subject},
+                occurred_at=now,
+                idempotency_key=key,
+            )
+        )
+    return TakenIn(tuple(observations), tuple(markers))
