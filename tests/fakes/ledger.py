@@ -101,6 +101,8 @@ class FakeLedger:
         namespace: str | None = None,
         type: str | Iterable[str] | None = None,
         subject_uid: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
         **_: Any,
     ) -> list[EventRecord]:
         types = None if type is None else ({type} if isinstance(type, str) else set(type))
@@ -111,6 +113,8 @@ class FakeLedger:
             and (namespace is None or r.namespace == namespace)
             and (types is None or r.type in types)
             and (subject_uid is None or r.subject.uid == subject_uid)
+            and (since is None or r.occurred_at >= since)
+            and (until is None or r.occurred_at < until)
         ]
 
     def event(self, idempotency_key: str) -> EventRecord | None:

@@ -44,6 +44,7 @@ from minds.domain.volition.conflicts import Conflict, resolve_conflicts
 from minds.domain.volition.coverage import OpenPlan, open_plan
 from minds.domain.volition.decisions import VolitionDecision
 from minds.domain.volition.findings import RECORDED, TAKEN_IN, take_in
+from minds.domain.volition.findings import WINDOW as FINDINGS_WINDOW
 from minds.domain.volition.formation import (
     DEFAULT_CAPACITY,
     NotFormed,
@@ -333,10 +334,14 @@ class MindCycle:
     ) -> list[Observation]:
         """What completed investigations found comes back as observations, once: only those
         whose marker this cycle wrote (see `findings`)."""
+        since = now - FINDINGS_WINDOW
+        recorded = self._ledger.events(mind=name, namespace=namespace, type=RECORDED, since=since)
+        asked = {str(row.payload.get("intention") or "") for row in recorded}
+        intentions = {i: found for i in asked if (found := self._ledger.intention(i)) is not None}
         found = take_in(
-            self._ledger.events(mind=name, namespace=namespace, type=RECORDED),
-            self._ledger.events(mind=name, namespace=namespace, type=TAKEN_IN),
-            {i.id: i for i in self._ledger.intentions(namespace=namespace, mind=name)},
+            recorded,
+            self._ledger.events(mind=name, namespace=namespace, type=TAKEN_IN, since=since),
+            intentions,
             now,
             mind=SubjectRef(kind=MIND.kind, name=name, uid=uid),
         )

@@ -11,6 +11,7 @@ from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
 from minds.domain.resources.kinds import MIND as MIND_KIND
 from minds.domain.resources.kinds import PLAN
 from minds.domain.volition.findings import FINDINGS, TAKEN_IN, take_in
+from minds.domain.volition.findings import WINDOW as FINDINGS_WINDOW
 from minds.engine.cycle import MindCycle
 from tests.fakes.clock import FakeClock
 from tests.fakes.ledger import FakeLedger
@@ -115,3 +116,17 @@ def test_the_cycle_takes_findings_in_once_over_days() -> None:
     assert ledger.types().count(TAKEN_IN) == 1
     [marker] = [r for r in ledger.rows if r.type == TAKEN_IN]
     assert marker.occurred_at == T0 + timedelta(minutes=30)
+
+
+def test_a_cycle_reads_findings_of_the_last_day_only() -> None:
+    # The reading is bounded so a cycle's cost does not grow with the mind's history.
+    ledger = FakeLedger()
+    ledger.form_intention(investigation(IntentionStatus.ACTIVE))
+    ledger.append_event(recorded())
+    ledger.transition_intention("int-1", IntentionStatus.FULFILLED, "completed", T0)
+    mind = cycle(ledger)
+    late = T0 + FINDINGS_WINDOW + timedelta(minutes=1)
+    assert mind._take_in_findings(NS, MIND, "mind-uid", late) == []
+    assert [o.fields["plan"] for o in mind._take_in_findings(NS, MIND, "mind-uid", T0)] == [
+        "look-r1"
+    ]

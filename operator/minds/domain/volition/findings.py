@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus
 from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
@@ -24,6 +24,10 @@ RECORDED = "observation_recorded"
 TAKEN_IN = "findings_taken_in"
 #: The capability an observation taken from findings is told by.
 FINDINGS = "summarise_findings"
+#: How far back a cycle looks for findings and their markers. A finding is taken in by the cycle
+#: after its plan completes, so a day is ample; the bound keeps a cycle's reading from growing
+#: with the mind's history (a controller down for longer leaves older findings in the ledger only).
+WINDOW = timedelta(days=1)
 
 
 @dataclass(frozen=True)
