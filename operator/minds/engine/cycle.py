@@ -193,7 +193,14 @@ class MindCycle:
         observations = self._observe(namespace, name, uid, spec)
         now = self._clock()
         findings = self._take_in_findings(namespace, name, uid, now)
-        decisions = self._lapse(namespace, name, now)
+        # First what people said: an intention a person abandoned, or whose plan a person
+        # cancelled, has its wants suppressed in that person's name before settlement (below)
+        # finds the intention ended and would suppress them in nobody's.
+        decisions = self._corrections.apply(
+            body, spec, now, record=self._record, store_want=self._store_want,
+            withdraw=self._withdraw_pending,
+        )  # fmt: skip
+        decisions += self._lapse(namespace, name, now)
         decisions += self._settle(namespace, name, now)
 
         recorded = {
@@ -211,11 +218,6 @@ class MindCycle:
         decisions += self._record(commitment_decisions)
         context = CommitmentContext(spec=spec, recorded={k: a.state for k, a in states.items()})
 
-        # Before wants are read: an intention a person abandoned has its wants suppressed.
-        decisions += self._corrections.apply(
-            body, spec, now, record=self._record, store_want=self._store_want,
-            withdraw=self._withdraw_pending,
-        )  # fmt: skip
         existing = [Want.model_validate(d) for d in self._ledger.wants(namespace, name)]
         derived = derive_wants(
             [*observations, *findings],
