@@ -10,6 +10,7 @@ it is not even observed.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
@@ -67,6 +68,7 @@ from minds.domain.volition.wants import (
 )
 from minds.engine.approval_service import ApprovalService
 from minds.engine.attention_reading import read_open
+from minds.engine.belief_weighing import weigh
 from minds.engine.capability_service import CapabilityService, Invocation, Origin, OutcomeKind
 from minds.engine.conditional import write_status
 from minds.engine.correction_service import CorrectionService
@@ -106,8 +108,10 @@ class MindCycle:
         approvals: ApprovalService,
         clock: Clock,
         registry: CapabilityRegistry,
+        review_assumptions: Callable[[str, str], int] | None = None,
     ) -> None:
         self._approvals = approvals
+        self._review_assumptions = review_assumptions
         self._resources = resources
         self._ledger = ledger
         self._capabilities = capabilities
@@ -190,6 +194,10 @@ class MindCycle:
         uid = body["metadata"]["uid"]
         observations = self._observe(namespace, name, uid, spec)
         now = self._clock()
+        # The beliefs the observations move first: a plan they no longer support is
+        # reconsidered (weakened_belief) before the world's change is answered.
+        if weigh(self._ledger, namespace, name, observations) and self._review_assumptions:
+            self._review_assumptions(namespace, name)
         decisions = self._lapse(namespace, name, now)
         decisions += self._settle(namespace, name, now)
 
