@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Final
 
 from pydantic import ValidationError
 
@@ -39,6 +40,10 @@ from minds.domain.volition.reconsideration import Finding, Trigger, review_findi
 from minds.engine.executing.context import Deps, read_mind
 from minds.engine.executing.journal import plan_intention
 from minds.engine.executing.reconsidering import answer, close
+
+#: The trigger a review of open plans against the mind's beliefs raises (docs/execution.md's
+#: table shows it with the executor's).
+REVIEWED_ON_BELIEFS: Final = frozenset({Trigger.WEAKENED_BELIEF})
 
 #: What a review judges of one open plan: a finding, or None when the plan stands.
 Judge = Callable[[Plan, PlanResourceStatus, IntentionRecord], Finding | None]
