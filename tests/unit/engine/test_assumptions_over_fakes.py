@@ -12,7 +12,13 @@ from minds.domain.volition.wants import Observation
 from minds.engine.belief_weighing import weigh
 from minds.engine.why import Explainer
 from tests.unit.engine.harness import NAMESPACE, World
-from tests.unit.engine.test_reconsidering_over_fakes import asked, minded, phase, verdicts
+from tests.unit.engine.test_reconsidering_over_fakes import (
+    admit,
+    asked,
+    minded,
+    phase,
+    verdicts,
+)
 
 SUBJECT = f"{NAMESPACE}/atlas-worker"
 BELIEF = f"workload {SUBJECT} is degraded"
@@ -80,3 +86,20 @@ def test_why_on_the_weakened_plan_says_which_belief_weakened() -> None:
     links = Explainer(resources=world.resources, ledger=world.ledger).why(NAMESPACE, "plan", plan)
     said = [link.summary for link in links if link.kind == "Decision"]
     assert any(s.startswith("reconsideration: replan") and "supporting belief" in s for s in said)
+
+
+def test_a_day_of_hourly_flapping_reconsiders_once_and_never_restarts_unasked() -> None:
+    """The workload flaps every hour for a day while the controller looks at every plan: the
+    recovery weakens the restart's assumption once; the replan does not use the restart again
+    (a replan remembers its strategy as failed), so the next revision diagnoses and tells a
+    person, and nothing is restarted."""
+    world, _ = minded()
+    for hour in range(24):
+        observe(world, "running" if hour % 2 else "degraded")
+        for plan in world.resources.list(PLAN, NAMESPACE):
+            name = plan["metadata"]["name"]
+            if not (plan.get("status") or {}).get("phase"):
+                admit(world, name)
+            world.executor("a").tick(NAMESPACE, name)
+    assert verdicts(world) == [("weakened_belief", "replan"), ("goal_completion", "block")]
+    assert world.driver.calls["service.restart"] == 0

@@ -81,7 +81,7 @@ def observed_evidence(observations: Iterable[Observation]) -> list[Evidence]:
                 statement=statement,
                 supports=not met,
                 form=not met,
-                key=f"observed:{o.subject}:{o.at.isoformat()}",
+                key=f"observed:{o.at.isoformat()}",
                 note=f"{o.capability} observed {o.subject} {state}",
                 at=o.at,
             )
