@@ -103,3 +103,13 @@ def test_a_day_of_hourly_flapping_reconsiders_once_and_never_restarts_unasked() 
             world.executor("a").tick(NAMESPACE, name)
     assert verdicts(world) == [("weakened_belief", "replan"), ("goal_completion", "block")]
     assert world.driver.calls["service.restart"] == 0
+
+
+def test_a_plan_with_a_step_under_way_is_left_to_finish_it() -> None:
+    world, plan = minded()
+    asked(world, plan)
+    observe(world, "degraded")
+    stored = world.resources._objects[(PLAN.plural, NAMESPACE, plan)]["status"]["steps"]
+    next(s for s in stored if s["key"] == "P1")["status"] = "executing"
+    assert observe(world, "running") == 0
+    assert verdicts(world) == []
