@@ -194,10 +194,6 @@ class MindCycle:
         uid = body["metadata"]["uid"]
         observations = self._observe(namespace, name, uid, spec)
         now = self._clock()
-        # The beliefs the observations move first: a plan they no longer support is
-        # reconsidered (weakened_belief) before the world's change is answered.
-        if weigh(self._ledger, namespace, name, observations) and self._review_assumptions:
-            self._review_assumptions(namespace, name)
         decisions = self._lapse(namespace, name, now)
         decisions += self._settle(namespace, name, now)
 
@@ -255,6 +251,10 @@ class MindCycle:
         decisions += self._record(resolved.decisions)
 
         decisions += self._reconsider_met_goals(namespace, name, observations, wants, now)
+        # After the world's change is answered (a recovered workload fulfils its intention),
+        # a plan whose assumption the moved beliefs no longer carry is reconsidered.
+        if weigh(self._ledger, namespace, name, observations) and self._review_assumptions:
+            self._review_assumptions(namespace, name)
 
         formed = 0
         dreamt = 0

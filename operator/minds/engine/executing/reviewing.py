@@ -31,7 +31,7 @@ from minds.domain.capabilities.authority import authorize
 from minds.domain.capabilities.policy import GrantView
 from minds.domain.execution.machine import FINAL_STEP, RUNNABLE, states
 from minds.domain.intentions import IntentionRecord, IntentionStatus
-from minds.domain.planning.model import Plan, PlanOrigin, PlanStatus, StepStatus
+from minds.domain.planning.model import Plan, PlanOrigin, PlanStatus, StepKind, StepStatus
 from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.mind import MindSpec
 from minds.domain.resources.plan import PlanResourceStatus
@@ -123,12 +123,24 @@ def under_way(status: PlanResourceStatus) -> bool:
     return any(s.status is StepStatus.EXECUTING for s in states(status).values())
 
 
+def acts_still(plan: Plan, status: PlanResourceStatus) -> bool:
+    """Whether a capability step is not yet done."""
+    current = states(status)
+    return any(
+        step.kind is StepKind.CAPABILITY
+        and (step.key not in current or current[step.key].status not in FINAL_STEP)
+        for step in plan.steps
+    )
+
+
 def belief_finding(
     plan: Plan, status: PlanResourceStatus, beliefs: Sequence[BeliefRecord]
 ) -> Finding | None:
-    """The plan's first assumption the beliefs weaken, as a finding; None when they hold, or
-    a step is under way."""
-    weak = None if under_way(status) else weakened(plan.assumptions, beliefs)
+    """The plan's first assumption the beliefs weaken, as a finding; None when they hold, a
+    step is under way, or every action is done (an assumption is why the plan acts; once it
+    has acted, its verify steps judge the outcome)."""
+    acting = acts_still(plan, status) and not under_way(status)
+    weak = weakened(plan.assumptions, beliefs) if acting else None
     if weak is None:
         return None
     return Finding(Trigger.WEAKENED_BELIEF, weak.reason, belief_confidence=weak.confidence)
