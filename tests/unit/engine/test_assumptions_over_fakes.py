@@ -113,3 +113,13 @@ def test_a_plan_with_a_step_under_way_is_left_to_finish_it() -> None:
     next(s for s in stored if s["key"] == "P1")["status"] = "executing"
     assert observe(world, "running") == 0
     assert verdicts(world) == []
+
+
+def test_a_plan_whose_action_is_done_is_judged_by_its_verify_steps_not_its_assumption() -> None:
+    world, plan = minded()
+    asked(world, plan)
+    observe(world, "degraded")
+    stored = world.resources._objects[(PLAN.plural, NAMESPACE, plan)]["status"]["steps"]
+    next(s for s in stored if s["key"] == "P1")["status"] = "completed"
+    assert observe(world, "running") == 0  # the restart worked: that is no reason to replan
+    assert verdicts(world) == []
