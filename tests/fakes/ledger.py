@@ -17,7 +17,13 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from minds.domain.beliefs import BeliefRecord, PredictionRecord, PredictionStatus, belief_id
+from minds.domain.beliefs import (
+    BeliefRecord,
+    PredictionRecord,
+    PredictionStatus,
+    belief_id,
+    updated_confidence,
+)
 from minds.domain.errors import NotFound
 from minds.domain.executions import ExecutionOutcome, ExecutionRecord
 from minds.domain.intentions import (
@@ -45,6 +51,7 @@ class FakeLedger:
         self._ids = itertools.count(1)
         self._intentions: dict[str, IntentionRecord] = {}
         self.beliefs_: dict[str, BeliefRecord] = {}
+        self.evidence_keys: set[str] = set()
         self.predictions_: dict[str, PredictionRecord] = {}
         self.procedures_: dict[str, ProceduralMemory] = {}
         self.decisions_: dict[str, Decision] = {}
@@ -281,6 +288,32 @@ class FakeLedger:
             )
             self.beliefs_[bid] = found
         return found
+
+    def beliefs(self, namespace: str, mind: str) -> list[BeliefRecord]:
+        return sorted(
+            (b for b in self.beliefs_.values() if b.namespace == namespace and b.mind == mind),
+            key=lambda b: (b.statement, b.id),
+        )
+
+    def add_evidence(
+        self, belief_id: str, *, supports: bool, weight: float, key: str, at: datetime, note: str
+    ) -> BeliefRecord:
+        found = self.beliefs_.get(belief_id)
+        if found is None:
+            raise NotFound(f"belief {belief_id!r} is not in the ledger")
+        if key in self.evidence_keys:
+            return found
+        self.evidence_keys.add(key)
+        moved = found.model_copy(
+            update={
+                "confidence": updated_confidence(found.confidence, supports, weight),
+                "evidence_for": found.evidence_for + supports,
+                "evidence_against": found.evidence_against + (not supports),
+                "updated_at": at,
+            }
+        )
+        self.beliefs_[belief_id] = moved
+        return moved
 
     def open_prediction(self, record: PredictionRecord) -> tuple[PredictionRecord, bool]:
         found = self.predictions_.get(record.id)

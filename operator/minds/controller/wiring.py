@@ -173,6 +173,7 @@ def build(config: ControllerConfig) -> Wiring:
             approvals=approvals,
             clock=utc_now,
             registry=REGISTRY,
+            review_assumptions=executor.review_assumptions,
         ),
         retention=PlanRetention(resources=resources, ledger=ledger, clock=utc_now),
         store=store,

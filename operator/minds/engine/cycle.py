@@ -10,6 +10,7 @@ it is not even observed.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
@@ -69,6 +70,7 @@ from minds.domain.volition.wants import (
 )
 from minds.engine.approval_service import ApprovalService
 from minds.engine.attention_reading import read_open
+from minds.engine.belief_weighing import weigh
 from minds.engine.capability_service import CapabilityService, Invocation, Origin, OutcomeKind
 from minds.engine.conditional import write_status
 from minds.engine.correction_service import CorrectionService
@@ -108,8 +110,10 @@ class MindCycle:
         approvals: ApprovalService,
         clock: Clock,
         registry: CapabilityRegistry,
+        review_assumptions: Callable[[str, str], int] | None = None,
     ) -> None:
         self._approvals = approvals
+        self._review_assumptions = review_assumptions
         self._resources = resources
         self._ledger = ledger
         self._capabilities = capabilities
@@ -252,6 +256,10 @@ class MindCycle:
         decisions += self._record(resolved.decisions)
 
         decisions += self._reconsider_met_goals(namespace, name, observations, wants, now)
+        # After the world's change is answered (a recovered workload fulfils its intention),
+        # a plan whose assumption the moved beliefs no longer carry is reconsidered.
+        if weigh(self._ledger, namespace, name, observations) and self._review_assumptions:
+            self._review_assumptions(namespace, name)
 
         formed = 0
         dreamt = 0

@@ -196,6 +196,11 @@ class Executor:
         reviewed and what no longer holds is reconsidered; how many were."""
         return reviewing.review(self._deps, namespace, mind)
 
+    def review_assumptions(self, namespace: str, mind: str) -> int:
+        """The mind's beliefs moved: its open plans whose assumptions they weaken are
+        reconsidered; how many were."""
+        return reviewing.review_assumptions(self._deps, namespace, mind)
+
     def release(self, namespace: str, name: str, key: str, by: str) -> bool:
         """A person checked a blocked step and lets it run again (as a new attempt)."""
         return recovery.release(self._deps, namespace, name, key, by)

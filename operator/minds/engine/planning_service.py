@@ -38,6 +38,7 @@ from minds.domain.planning.views import (
 from minds.domain.resources.grant import CapabilityGrantSpec, CapabilityGrantStatus
 from minds.domain.resources.kinds import CAPABILITY_GRANT, MIND, PLAN
 from minds.domain.resources.mind import MindSpec
+from minds.domain.volition.assumptions import supporting_belief
 from minds.engine.grant_service import unvouched
 from minds.engine.ports import AlreadyExists, Clock, NotFound, ResourcePort
 
@@ -94,6 +95,9 @@ def intention_view(record: IntentionRecord, revision: int, supersedes: str | Non
             FailedAttempt(strategy=Strategy(s), revision=i + 1)
             for i, s in enumerate(record.failed_strategies)
         ),
+        supporting_belief=supporting_belief(record.subject)
+        if record.kind is RecordKind.ACTION
+        else None,
         supersedes=supersedes,
     )
 

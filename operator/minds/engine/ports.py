@@ -115,6 +115,14 @@ class Beliefs(Protocol):
         self, namespace: str, mind: str, statement: str, confidence: float, at: datetime
     ) -> BeliefRecord: ...
 
+    def beliefs(self, namespace: str, mind: str) -> list[BeliefRecord]: ...
+
+    def add_evidence(
+        self, belief_id: str, *, supports: bool, weight: float, key: str, at: datetime, note: str
+    ) -> BeliefRecord:
+        """Move the belief by one piece of evidence; a replay of `key` changes nothing."""
+        ...
+
     def open_prediction(self, record: PredictionRecord) -> tuple[PredictionRecord, bool]: ...
 
     def resolve_prediction(

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minds.domain.beliefs import PredictionStatus
+from minds.domain.intentions import intention_id
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 from minds.engine.ports import ResourcePort
 
@@ -86,10 +87,14 @@ class Explainer:
         )
         if spec.get("supersedes") and spec.get("mind"):
             links += self._superseded(namespace, spec["mind"], spec["supersedes"])
-        intention_id = spec.get("intention")
-        if not intention_id:
+        found = spec.get("intention")
+        if not found and spec.get("origin") == "operator":
+            # A person's plan names no intention: the executor gave it an implicit one.
+            implicit = intention_id("plan", plan["metadata"]["uid"])
+            found = implicit if self._ledger.intention(implicit) else None
+        if not found:
             return links
-        links += self._intention_chain(namespace, intention_id)
+        links += self._intention_chain(namespace, found)
         return links
 
     def _superseded(self, namespace: str, mind: str, old: str) -> list[Link]:

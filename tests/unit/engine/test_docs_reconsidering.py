@@ -11,7 +11,8 @@ from minds.devenv.install import repo_root
 from minds.domain.execution.covering import COVERED_FOR, HELD_OFF_FOR
 from minds.domain.intentions import IntentionStatus
 from minds.domain.volition.reconsideration import ReconsiderationContext, Trigger, reconsider
-from minds.engine.executing.reconsidering import RAISED
+from minds.engine.executing.reconsidering import RAISED as BY_PLANS
+from minds.engine.executing.reviewing import REVIEWED_ON_BELIEFS
 from tests.unit.volition.builders import T0, an_intention
 
 DOC = (repo_root() / "docs" / "execution.md").read_text()
@@ -25,6 +26,11 @@ SAID = {
     "fulfil": "the intention is fulfilled",
 }
 
+RAISED = BY_PLANS | REVIEWED_ON_BELIEFS
+
+#: What a trigger's row assumes, where the default context would judge nothing.
+CONTEXTS = {Trigger.WEAKENED_BELIEF: {"belief_confidence": 0.1}}
+
 
 def test_the_table_names_every_trigger_the_executor_raises_and_no_other() -> None:
     assert {Trigger(t) for t in ROWS} == RAISED
@@ -33,7 +39,9 @@ def test_the_table_names_every_trigger_the_executor_raises_and_no_other() -> Non
 @pytest.mark.parametrize("trigger", sorted(RAISED))
 def test_the_doc_says_the_domains_verdict(trigger: Trigger) -> None:
     verdict = reconsider(
-        an_intention(status=IntentionStatus.ACTIVE), trigger, ReconsiderationContext(now=T0)
+        an_intention(status=IntentionStatus.ACTIVE),
+        trigger,
+        ReconsiderationContext.model_validate({"now": T0, **CONTEXTS.get(trigger, {})}),
     ).verdict
     assert ROWS[trigger.value].startswith(SAID[verdict.value])
 

@@ -100,6 +100,7 @@ class Finding(NamedTuple):
     means_available: bool | None = None
     forbidden: bool = False
     approval_required: bool = False
+    belief_confidence: float | None = None
 
 
 #: Stages whose refusal a review of an open plan can judge on its own. A refusal at another

@@ -79,6 +79,7 @@ def answer(
     means_available: bool | None = None,
     forbidden: bool = False,
     approval_required: bool = False,
+    belief_confidence: float | None = None,
 ) -> Reconsideration | None:
     """Reconsider the plan's intention on ``trigger``, record the choice, apply it, then say
     so in the plan's ``plan_reconsidered`` row (its reason: ``cause``, what happened, when
@@ -97,6 +98,7 @@ def answer(
             means_available=means_available,
             forbidden=forbidden,
             approval_required=approval_required,
+            belief_confidence=belief_confidence,
             replannable=plan.origin is not PlanOrigin.OPERATOR,
             basis=f"{meta['uid']}:{trigger.value}",
         ),

@@ -12,27 +12,41 @@ finding is answered like any other trigger, through the domain's ``reconsider()`
 A plan with a step under way (executing, under a lease) is left to finish that step: the
 capability layer checks authority again before any action. An open plan whose intention was
 abandoned elsewhere (by a person) ends `abandoned`, its Approvals withdrawn.
+
+After each cycle has weighed its observations, ``review_assumptions`` holds each open plan's
+assumptions against the mind's beliefs: one they weaken raises `weakened_belief` (a replan
+when the belief fell below the planner's threshold; the old revision's Approvals withdrawn).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Final
 
 from pydantic import ValidationError
 
+from minds.domain.beliefs import BeliefRecord
 from minds.domain.capabilities.authority import authorize
 from minds.domain.capabilities.policy import GrantView
 from minds.domain.execution.machine import FINAL_STEP, RUNNABLE, states
 from minds.domain.intentions import IntentionRecord, IntentionStatus
-from minds.domain.planning.model import Plan, PlanOrigin, PlanStatus, StepStatus
+from minds.domain.planning.model import Plan, PlanOrigin, PlanStatus, StepKind, StepStatus
 from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.mind import MindSpec
 from minds.domain.resources.plan import PlanResourceStatus
-from minds.domain.volition.reconsideration import Finding, review_finding
+from minds.domain.volition.assumptions import weakened
+from minds.domain.volition.reconsideration import Finding, Trigger, review_finding
 from minds.engine.executing.context import Deps, read_mind
 from minds.engine.executing.journal import plan_intention
 from minds.engine.executing.reconsidering import answer, close
+
+#: The trigger a review of open plans against the mind's beliefs raises (docs/execution.md's
+#: table shows it with the executor's).
+REVIEWED_ON_BELIEFS: Final = frozenset({Trigger.WEAKENED_BELIEF})
+
+#: What a review judges of one open plan: a finding, or None when the plan stands.
+Judge = Callable[[Plan, PlanResourceStatus, IntentionRecord], Finding | None]
 
 
 def review(deps: Deps, namespace: str, mind: str) -> int:
@@ -43,6 +57,27 @@ def review(deps: Deps, namespace: str, mind: str) -> int:
     view = deps.planning.mind_view(namespace, mind)
     grants = view.grants if view is not None else ()
     now = deps.clock()
+    return _review(
+        deps,
+        namespace,
+        mind,
+        lambda plan, status, intention: finding(
+            plan, status, intention, namespace, spec, grants, now, deps
+        ),
+    )
+
+
+def review_assumptions(deps: Deps, namespace: str, mind: str) -> int:
+    """The mind's beliefs moved: an open plan whose assumption they weaken (see
+    ``minds.domain.volition.assumptions``) is reconsidered on `weakened_belief`; how many
+    were."""
+    beliefs = deps.ledger.beliefs(namespace, mind)
+    return _review(
+        deps, namespace, mind, lambda plan, status, _: belief_finding(plan, status, beliefs)
+    )
+
+
+def _review(deps: Deps, namespace: str, mind: str, judge: Judge) -> int:
     answered = 0
     for body in deps.resources.list(PLAN, namespace):
         try:
@@ -62,7 +97,7 @@ def review(deps: Deps, namespace: str, mind: str) -> int:
             continue
         if intention.status.final:
             continue
-        found = finding(plan, status, intention, namespace, spec, grants, now, deps)
+        found = judge(plan, status, intention)
         if found is None:
             continue
         answered += (
@@ -76,10 +111,39 @@ def review(deps: Deps, namespace: str, mind: str) -> int:
                 means_available=found.means_available,
                 forbidden=found.forbidden,
                 approval_required=found.approval_required,
+                belief_confidence=found.belief_confidence,
             )
             is not None
         )
     return answered
+
+
+def under_way(status: PlanResourceStatus) -> bool:
+    """A step is executing: it is left to finish (the capability layer checks again)."""
+    return any(s.status is StepStatus.EXECUTING for s in states(status).values())
+
+
+def acts_still(plan: Plan, status: PlanResourceStatus) -> bool:
+    """Whether a capability step is not yet done."""
+    current = states(status)
+    return any(
+        step.kind is StepKind.CAPABILITY
+        and (step.key not in current or current[step.key].status not in FINAL_STEP)
+        for step in plan.steps
+    )
+
+
+def belief_finding(
+    plan: Plan, status: PlanResourceStatus, beliefs: Sequence[BeliefRecord]
+) -> Finding | None:
+    """The plan's first assumption the beliefs weaken, as a finding; None when they hold, a
+    step is under way, or every action is done (an assumption is why the plan acts; once it
+    has acted, its verify steps judge the outcome)."""
+    acting = acts_still(plan, status) and not under_way(status)
+    weak = weakened(plan.assumptions, beliefs) if acting else None
+    if weak is None:
+        return None
+    return Finding(Trigger.WEAKENED_BELIEF, weak.reason, belief_confidence=weak.confidence)
 
 
 def finding(
@@ -94,9 +158,9 @@ def finding(
 ) -> Finding | None:
     """The first step not yet done whose authority changed, as a finding; None when every
     step stands, or a step is under way."""
-    current = states(status)
-    if any(s.status is StepStatus.EXECUTING for s in current.values()):
+    if under_way(status):
         return None
+    current = states(status)
     for step in plan.steps:
         state = current.get(step.key)
         if step.capability is None or (state is not None and state.status in FINAL_STEP):

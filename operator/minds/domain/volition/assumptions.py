@@ -1,0 +1,115 @@
+"""A plan's assumptions, held against what the mind believes now.
+
+The cycle forms an intention to act on a workload because it observed the workload unmet; that
+observation is held as a belief (`supporting_belief`: "workload NS/NAME is degraded"), which the
+planner records as the plan's assumption. Each observation of a goal's subject is evidence about
+that belief (`observed_evidence`); a direct observation outweighs any history
+(`OBSERVATION_WEIGHT`), so the belief follows the workload.
+
+`weakened` says which assumption of an open plan the beliefs no longer carry:
+
+| the belief now                                   | weakened                              |
+|--------------------------------------------------|---------------------------------------|
+| held at or above the assumption's `min_confidence` | no                                  |
+| contradicted: its confidence fell below it       | yes, with that confidence             |
+| never held by this mind                          | no: what it never weighed cannot weaken |
+
+The answer is the `weakened_belief` trigger of `reconsider()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Final, NamedTuple
+
+from minds.domain.beliefs import BeliefRecord
+from minds.domain.beliefs import normalise_statement as normalised
+from minds.domain.planning.model import Assumption
+from minds.domain.volition.wants import Observation, goal_met
+
+__all__ = [
+    "FORMED_CONFIDENCE",
+    "OBSERVATION_WEIGHT",
+    "Evidence",
+    "Weakened",
+    "observed_evidence",
+    "supporting_belief",
+    "weakened",
+]
+
+#: The weight of one direct observation of a workload: its odds factor (2**7 = 128) exceeds the
+#: odds of the most certain belief (0.99 / 0.01 = 99), so one observation turns the belief.
+OBSERVATION_WEIGHT: Final = 7.0
+
+#: The confidence a belief is formed with before its first evidence: undecided.
+FORMED_CONFIDENCE: Final = 0.5
+
+
+def supporting_belief(subject: str | None) -> str | None:
+    """The belief that moves a want to act on a workload (`namespace/name`); None for a subject
+    that is not a workload."""
+    if not subject or "/" not in subject or ":" in subject:
+        return None
+    return f"workload {subject} is degraded"
+
+
+class Evidence(NamedTuple):
+    """One observation as evidence about one belief: `form` it when absent (only an observation
+    that supports it forms it: a running workload is no news)."""
+
+    statement: str
+    supports: bool
+    form: bool
+    key: str
+    note: str
+    at: datetime
+
+
+def observed_evidence(observations: Iterable[Observation]) -> list[Evidence]:
+    """What the observations of goals' subjects say about their supporting beliefs; an
+    observation that tells nothing (a rollout under way) is not evidence."""
+    found = []
+    for o in observations:
+        met = goal_met(o)
+        statement = supporting_belief(o.subject)
+        if met is None or statement is None:
+            continue
+        state = o.fields.get("state", "missing")
+        found.append(
+            Evidence(
+                statement=statement,
+                supports=not met,
+                form=not met,
+                key=f"observed:{o.at.isoformat()}",
+                note=f"{o.capability} observed {o.subject} {state}",
+                at=o.at,
+            )
+        )
+    return found
+
+
+class Weakened(NamedTuple):
+    """An assumption the beliefs no longer carry, and the belief's confidence now."""
+
+    belief: str
+    confidence: float
+    min_confidence: float
+
+    @property
+    def reason(self) -> str:
+        return (
+            f"the plan assumed {self.belief!r} (at least {self.min_confidence:g}); "
+            f"the mind now holds it at {self.confidence:.2f}"
+        )
+
+
+def weakened(assumptions: Sequence[Assumption], beliefs: Iterable[BeliefRecord]) -> Weakened | None:
+    """The first of a plan's assumptions the beliefs weaken (see the module notes); None when
+    they all hold."""
+    held = {normalised(b.statement): b.confidence for b in beliefs}
+    for assumption in assumptions:
+        confidence = held.get(normalised(assumption.belief))
+        if confidence is not None and confidence < assumption.min_confidence:
+            return Weakened(assumption.belief, confidence, assumption.min_confidence)
+    return None

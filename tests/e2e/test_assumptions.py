@@ -1,0 +1,103 @@
+"""A plan's assumption checked against the mind's beliefs on the real control plane: a
+workload recovers while a restart waits for approval; the cycle's observation weakens the
+belief the plan assumed, the plan is reconsidered on `weakened_belief`, and its Approval is
+withdrawn. (The mind's own restart of a recovered workload is answered first by
+`world_change`, which fulfils its intention: test_volition.py.)"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from minds.adapters.ledger import Ledger
+from tests.e2e.executor_support import (
+    apply,
+    approval_phase,
+    deployment,
+    operator_plan,
+    restart_step,
+    wait_step,
+)
+from tests.e2e.test_volition import keeper
+from tests.e2e.world_support import break_pods, rollout_status
+from tests.fixtures.cluster import Cluster
+from tests.fixtures.waiting import eventually
+
+pytestmark = pytest.mark.usefixtures("session_controller")
+
+
+def weakened(ledger: Ledger, namespace: str) -> list[Any]:
+    return [
+        d
+        for d in ledger.decisions(namespace=namespace, kind="reconsideration")
+        if d.data["inputs"]["trigger"] == "weakened_belief"
+    ]
+
+
+def belief(ledger: Ledger, namespace: str) -> float | None:
+    held = {b.statement: b.confidence for b in ledger.beliefs(namespace, "keeper")}
+    return held.get(f"workload {namespace}/atlas-worker is degraded")
+
+
+@pytest.mark.usefixtures("world_controller")
+def test_a_recovered_workload_weakens_the_plans_assumption_and_withdraws_its_approval(
+    world: Cluster, world_namespace: str, e2e_ledger: Ledger, e2e_database_url: str
+) -> None:
+    """A person's restart plan assumes the workload is degraded and waits for approval; the
+    workload comes back by other hands. The mind's observation weakens the assumption: the
+    plan is reconsidered on `weakened_belief` (a person's plan is not rewritten by the mind:
+    abandoned), and its Approval is withdrawn."""
+    cluster, namespace = world, world_namespace
+    deployment(cluster, namespace)
+    rollout_status(cluster, namespace)
+    keeper(cluster, namespace)
+    name = "restart-atlas"
+    assumed = f"workload {namespace}/atlas-worker is degraded"
+    apply(
+        cluster,
+        operator_plan(
+            namespace,
+            name,
+            [restart_step("P1", namespace)],
+            assumptions=[{"belief": assumed, "minConfidence": 0.5}],
+        ),
+    )
+    waiting = wait_step(cluster, namespace, name, "P1", "awaiting_approval")
+    break_pods(cluster, namespace)
+    eventually(lambda: (belief(e2e_ledger, namespace) or 0) > 0.9, timeout=90, what="believed")
+    assert weakened(e2e_ledger, namespace) == []
+
+    # Nobody approves; someone restarts the workload by hand and it comes back.
+    cluster.kubectl("rollout", "restart", "deployment/atlas-worker", "-n", namespace)
+    rollout_status(cluster, namespace)
+
+    [decision] = eventually(lambda: weakened(e2e_ledger, namespace), timeout=90, what="weakened")
+    assert decision.outcome == "abandon"
+    assert decision.subjects["plan"] == name
+    assert (belief(e2e_ledger, namespace) or 1) < 0.5
+    eventually(
+        lambda: approval_phase(cluster, namespace, waiting["approvalRef"]) == "Withdrawn",
+        timeout=60,
+        what="the request withdrawn",
+    )
+    assert e2e_ledger.executions(namespace=namespace, capability="service.restart") == []
+    assert len(weakened(e2e_ledger, namespace)) == 1  # answered once
+
+    why = subprocess.run(
+        [sys.executable, "-m", "minds.cli.main", "why", f"plan/{name}", "-n", namespace],
+        env={
+            **os.environ,
+            "KUBECONFIG": str(cluster.kubeconfig),
+            "MINDS_DATABASE_URL": e2e_database_url,
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert why.returncode == 0, why.stderr
+    assert "supporting belief" in why.stdout
