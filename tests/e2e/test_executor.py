@@ -231,13 +231,20 @@ def test_restart_that_does_not_heal_is_refuted_and_escalated_not_repeated(
     assert new["supersedes"] == first
     assert new["revision"] == 2
     assert new["origin"] == "replan"
-    [reconsidered] = [
-        e
-        for e in e2e_ledger.events(namespace=namespace, type="plan_reconsidered")
-        if e.subject.name == first
-    ]
+    # The decision is recorded after the successor it chose is made: wait for its row.
+    [reconsidered] = eventually(
+        lambda: [
+            e
+            for e in e2e_ledger.events(namespace=namespace, type="plan_reconsidered")
+            if e.subject.name == first
+        ],
+        what="the failed plan's reconsideration",
+    )
     assert "expectation failed" in reconsidered.payload["reason"]
-    [replanned] = e2e_ledger.events(namespace=namespace, type="plan_replanned")
+    [replanned] = eventually(
+        lambda: e2e_ledger.events(namespace=namespace, type="plan_replanned"),
+        what="the replan",
+    )
     assert (replanned.payload["from"], replanned.payload["to"]) == (first, second)
 
     done = wait_phase(cluster, namespace, second, "completed", timeout=90)
