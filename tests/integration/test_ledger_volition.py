@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -62,3 +63,33 @@ def test_one_cycle_of_a_mind_at_a_time(ledger: Ledger) -> None:
             assert unrelated
     with ledger.cycle_lock("ns", "m") as again:
         assert again
+
+
+def test_lock_holders_never_take_the_connections_their_transactions_need(
+    migrated_database_url: str,
+) -> None:
+    # Two kept connections, no overflow: one may be held by a lock, one stays for transactions.
+    with Ledger.from_url(
+        migrated_database_url, pool_size=2, max_overflow=0, pool_timeout=5
+    ) as small:
+        inside = threading.Event()
+        release = threading.Event()
+
+        def other_mind() -> None:
+            with small.cycle_lock("ns", "other") as mine:
+                assert mine
+                inside.set()
+                assert release.wait(30)
+
+        with small.cycle_lock("ns", "m") as mine:
+            assert mine
+            waiting = threading.Thread(target=other_mind)
+            waiting.start()
+            # The other cycle waits for a lock slot instead of taking the last connection...
+            assert not inside.wait(2)
+            # ...so this cycle's own transactions still get one.
+            assert small.commitment_states("ns", "m") == {}
+        assert inside.wait(30)  # the slot freed, the other cycle runs
+        release.set()
+        waiting.join(30)
+        assert not waiting.is_alive()

@@ -23,11 +23,12 @@ from dataclasses import dataclass
 class WorkerModel:
     handler_threads: int = 16
     tick_threads: int = 64
-    #: Ledger connections kept open, and how many more a burst may open. Every thread holds
-    #: one only for a transaction, so far fewer than the threads suffice; too few, and a burst
-    #: (a start with many plans to look at) waits out the pool's timeout instead. Those beyond
-    #: the kept ones are closed when returned, so the kept ones cover a busy steady state (a
-    #: round of twenty plans) and the overflow only bursts.
+    #: Ledger connections kept open, and how many more a burst may open. A thread holds one
+    #: for a transaction, or for a session lock (a cycle, a writing action) of which at most
+    #: half the kept connections may be held at once, so far fewer than the threads suffice;
+    #: too few, and a burst (a start with many plans to look at) waits out the pool's timeout
+    #: instead. Those beyond the kept ones are closed when returned, so the kept ones cover a
+    #: busy steady state (a round of twenty plans) and the overflow only bursts.
     ledger_connections: int = 24
     ledger_overflow: int = 16
 

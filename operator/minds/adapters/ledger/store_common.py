@@ -6,6 +6,7 @@ tells it are written in one transaction, so the ledger never shows one without t
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
@@ -99,13 +100,49 @@ def entity_event(
     )
 
 
+#: Session locks (a mind's cycle, a writing action on a target) hold a pooled connection for a
+#: whole block, and the block's own transactions need more. If lock holders could take every
+#: kept connection, their transactions would wait for connections only they can free (a start
+#: with many minds exhausted the pool so). So at most half of an engine's kept connections are
+#: held by locks at once; a thread that already holds one (a lock inside a lock) takes no slot.
+_LOCK_SLOTS: dict[int, threading.BoundedSemaphore] = {}
+_LOCK_SLOTS_GUARD = threading.Lock()
+_HOLDING = threading.local()
+
+
+def _lock_slots(engine: Engine) -> threading.BoundedSemaphore | None:
+    size = getattr(engine.pool, "size", None)
+    if not callable(size):
+        return None  # a pool without a bound cannot be exhausted
+    with _LOCK_SLOTS_GUARD:
+        slots = _LOCK_SLOTS.get(id(engine))
+        if slots is None:
+            slots = _LOCK_SLOTS[id(engine)] = threading.BoundedSemaphore(max(1, size() // 2))
+        return slots
+
+
+@contextmanager
+def _lock_slot(engine: Engine) -> Iterator[None]:
+    depth: int = getattr(_HOLDING, "depth", 0)
+    slots = None if depth else _lock_slots(engine)
+    if slots is not None:
+        slots.acquire()
+    _HOLDING.depth = depth + 1
+    try:
+        yield
+    finally:
+        _HOLDING.depth = depth
+        if slots is not None:
+            slots.release()
+
+
 @contextmanager
 def advisory_lock(engine: Engine, *parts: str) -> Iterator[bool]:
     """Hold a session advisory lock named by ``parts`` for the block; yields False (holding
     nothing) when another holder (another controller) has it. Released when the block ends, or
     if the process dies."""
     key = int(idempotency_key(*parts)[:15], 16)
-    with engine.connect() as connection:
+    with _lock_slot(engine), engine.connect() as connection:
         got = bool(connection.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar())
         try:
             yield got
