@@ -146,8 +146,12 @@ def test_an_approved_restart_waits_while_another_writer_holds_the_target() -> No
     world.plan("mine", [restart("P1")])
     approve(world, "mine")
     world.ledger.held_targets.add(TARGET)
-    world.executor("a").tick(NAMESPACE, "mine")
+    busy = world.executor("a").tick(NAMESPACE, "mine")
     assert world.steps("mine") == {"P1": "awaiting_approval"}  # nothing claimed, nothing run
+    # Nothing in the Plan changed, so nothing would wake it but its own timer: it looks again
+    # as soon as a held-off step would, not when the Approval expires or at the safety tick.
+    assert busy.wake_at is not None
+    assert busy.wake_at <= world.clock.now + HELD_OFF_FOR
     world.ledger.held_targets.clear()
     world.executor("a").tick(NAMESPACE, "mine")
     assert world.steps("mine") == {"P1": "completed"}
