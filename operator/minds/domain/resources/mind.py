@@ -116,6 +116,11 @@ class Commitment(Model):
                 "due must not be after expiresAt",
                 fieldPath=".due",
             ),
+            cel(
+                "!has(self.everySeconds) || (self.mode == 'do' && has(self.due))",
+                "everySeconds applies only to do commitments with a due time (the first period)",
+                fieldPath=".everySeconds",
+            ),
         )
     }
 
@@ -127,6 +132,9 @@ class Commitment(Model):
     risk: Risk = Risk.ANY
     unless_approval: bool = False
     due: datetime | None = None
+    #: A recurring `do` commitment: due again every this many seconds after `due`. At least
+    #: an hour, so a period outlasts the overdue grace and the cycles an act takes to form.
+    every_seconds: int | None = Field(default=None, ge=3600, le=366 * 86400)
     expires_at: datetime | None = None
     revocable: bool = True
     reason: str = Field(default="", max_length=1024)

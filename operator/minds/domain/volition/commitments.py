@@ -10,7 +10,8 @@ intention that requires approval.
 
 | state         | when                                                                          |
 |---------------|-------------------------------------------------------------------------------|
-| `fulfilled`   | the ledger records it fulfilled (an intention that carried it was fulfilled)  |
+| `fulfilled`   | the ledger records it fulfilled (an intention that carried it was fulfilled); |
+|               | a recurring one only while the period its act was formed in lasts             |
 | `revoked`     | the ledger records it revoked, or a person revoked it (`spec.commitment-      |
 |               | Revocations`) and it is `revocable`; the reason names the person. Revoking an |
 |               | irrevocable commitment is refused (by admission too) and changes nothing      |
@@ -23,6 +24,14 @@ intention that requires approval.
 | `overdue`     | `do`: `OVERDUE_GRACE` after `due`                                             |
 | `due`         | `do`: `due` has come, or it has no due time (a promise without a deadline)    |
 | `active`      | otherwise                                                                     |
+
+A recurring `do` commitment (`everySeconds`) is a schedule anchored on `due`: period k starts
+at `due + k * everySeconds`, and `due_at` is the start of the period `now` falls in. The rules
+above read `due` as that start. A fulfilment counts for the period in which the fulfilling
+intention was formed, not the one in which its plan ended: a slow plan that overruns into the
+next period neither skips that period nor acts twice in its own, and the deadlines do not
+drift by how long acting took. An act that failed fulfils nothing: the period stays due (then
+overdue), and the next period starts on time.
 """
 
 from __future__ import annotations
@@ -57,6 +66,7 @@ __all__ = [
     "check_commitments",
     "commitment_state",
     "concrete_means",
+    "due_at",
 ]
 
 #: A due commitment becomes overdue this long after its due time: a few cycles at the default
@@ -84,6 +94,8 @@ class CommitmentContext(Model):
     recorded: dict[str, CommitmentState] = Field(default_factory=dict)
     #: Commitment name -> who revoked it and why (``spec.commitmentRevocations``).
     revocations: dict[str, str] = Field(default_factory=dict)
+    #: Commitment name -> when the intention that fulfilled it was formed (recurring ones).
+    fulfilled_at: dict[str, datetime] = Field(default_factory=dict)
 
 
 class Assessment(NamedTuple):
@@ -107,9 +119,9 @@ def _overlap(a: Commitment, b: Commitment) -> bool:
 
 
 def _live(c: Commitment, now: datetime, context: CommitmentContext) -> bool:
-    ended = {CommitmentState.FULFILLED, CommitmentState.REVOKED}
     expired = c.expires_at is not None and now >= c.expires_at
-    return not expired and context.recorded.get(c.name) not in ended
+    revoked = context.recorded.get(c.name) is CommitmentState.REVOKED
+    return not expired and not revoked and not _fulfilled(c, now, context)
 
 
 def _impossible(c: Commitment, spec: MindSpec, registry: CapabilityRegistry) -> str | None:
@@ -127,6 +139,25 @@ def _impossible(c: Commitment, spec: MindSpec, registry: CapabilityRegistry) -> 
     return "; ".join(blocked) if len(blocked) == len(names) else None
 
 
+def due_at(commitment: Commitment, now: datetime) -> datetime | None:
+    """When `commitment` is due: its `due`, or for a recurring one that has begun, the start
+    of the period `now` falls in."""
+    due, every = commitment.due, commitment.every_seconds
+    if due is None or every is None or now < due:
+        return due
+    period = timedelta(seconds=every)
+    return due + ((now - due) // period) * period
+
+
+def _fulfilled(commitment: Commitment, now: datetime, context: CommitmentContext) -> bool:
+    """Whether the ledger's fulfilment still holds: always for a one-off commitment; for a
+    recurring one, when its act was formed in the current period (or its time is unknown)."""
+    if context.recorded.get(commitment.name) is not CommitmentState.FULFILLED:
+        return False
+    start, at = due_at(commitment, now), context.fulfilled_at.get(commitment.name)
+    return commitment.every_seconds is None or start is None or at is None or at >= start
+
+
 def commitment_state(
     commitment: Commitment,
     now: datetime,
@@ -136,8 +167,15 @@ def commitment_state(
     """Where one commitment stands at `now` (see the module notes for the rules)."""
     c, spec = commitment, context.spec
     recorded = context.recorded.get(c.name)
-    if recorded is CommitmentState.FULFILLED:
-        return Assessment(CommitmentState.FULFILLED, "recorded as fulfilled")
+    due = due_at(c, now)
+    if _fulfilled(c, now, context):
+        if c.every_seconds is None or due is None:
+            return Assessment(CommitmentState.FULFILLED, "recorded as fulfilled")
+        again = due + timedelta(seconds=c.every_seconds)
+        return Assessment(
+            CommitmentState.FULFILLED,
+            f"fulfilled for the period from {due.isoformat()}; due again at {again.isoformat()}",
+        )
     if recorded is CommitmentState.REVOKED:
         return Assessment(CommitmentState.REVOKED, "recorded as revoked")
     refused = ""
@@ -169,12 +207,12 @@ def commitment_state(
     blocked = _impossible(c, spec, registry)
     if blocked is not None:
         return Assessment(CommitmentState.IMPOSSIBLE, blocked + refused)
-    if c.due is not None and now >= c.due + OVERDUE_GRACE:
-        return Assessment(CommitmentState.OVERDUE, f"due at {c.due.isoformat()}{refused}")
-    if c.due is None or now >= c.due:
-        when = c.due.isoformat() if c.due else "from the start (no due time)"
+    if due is not None and now >= due + OVERDUE_GRACE:
+        return Assessment(CommitmentState.OVERDUE, f"due at {due.isoformat()}{refused}")
+    if due is None or now >= due:
+        when = due.isoformat() if due else "from the start (no due time)"
         return Assessment(CommitmentState.DUE, f"due {when}{refused}")
-    return Assessment(CommitmentState.ACTIVE, f"due at {c.due.isoformat()}{refused}")
+    return Assessment(CommitmentState.ACTIVE, f"due at {due.isoformat()}{refused}")
 
 
 def check_commitments(
