@@ -396,7 +396,7 @@ class MindCycle:
             if settled.commitment is not None:
                 c = settled.commitment
                 self._ledger.set_commitment_state(
-                    namespace, name, c.name, c.state.value, c.reason, c.at
+                    namespace, name, c.name, c.state.value, c.reason, now
                 )
             self._store_want(settled.want)
             written += self._record(settled.decisions)

@@ -117,7 +117,7 @@ class Simulation:
             self.wants[want.id] = settled.want
             if settled.commitment is not None:
                 self.commitments[settled.commitment.name] = settled.commitment.state
-                self.fulfilled_at[settled.commitment.name] = settled.commitment.at
+                self.fulfilled_at[settled.commitment.name] = now
         context = CommitmentContext(
             spec=self.spec, recorded=dict(self.commitments), fulfilled_at=dict(self.fulfilled_at)
         )

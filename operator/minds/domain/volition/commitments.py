@@ -11,7 +11,7 @@ intention that requires approval.
 | state         | when                                                                          |
 |---------------|-------------------------------------------------------------------------------|
 | `fulfilled`   | the ledger records it fulfilled (an intention that carried it was fulfilled); |
-|               | a recurring one only while the period its act was formed in lasts             |
+|               | a recurring one until the first period boundary after that fulfilment         |
 | `revoked`     | the ledger records it revoked, or a person revoked it (`spec.commitment-      |
 |               | Revocations`) and it is `revocable`; the reason names the person. Revoking an |
 |               | irrevocable commitment is refused (by admission too) and changes nothing      |
@@ -26,12 +26,17 @@ intention that requires approval.
 | `active`      | otherwise                                                                     |
 
 A recurring `do` commitment (`everySeconds`) is a schedule anchored on `due`: period k starts
-at `due + k * everySeconds`, and `due_at` is the start of the period `now` falls in. The rules
-above read `due` as that start. A fulfilment counts for the period in which the fulfilling
-intention was formed, not the one in which its plan ended: a slow plan that overruns into the
-next period neither skips that period nor acts twice in its own, and the deadlines do not
-drift by how long acting took. An act that failed fulfils nothing: the period stays due (then
-overdue), and the next period starts on time.
+at `due + k * everySeconds`, and `due_at` is the start of the period `now` falls in; the rules
+above read `due` as that start. A fulfilment holds until the first period boundary after it is
+recorded, so the commitment acts once per period:
+
+- the schedule does not drift: boundaries stay where `due` put them, however long acting took;
+- a plan that ran past a boundary kept the period it ended in, and the next act waits for the
+  next boundary: a period missed while a plan ran long is not made up by a second act right
+  after the first (two restarts back to back is the repeat a schedule must never cause);
+- an act that failed fulfils nothing: the period stays due (then overdue), its want is
+  suppressed for an hour and its evidence (the period's start) is not new again, so it is
+  tried once per period, and the next period starts on time.
 """
 
 from __future__ import annotations
@@ -94,7 +99,8 @@ class CommitmentContext(Model):
     recorded: dict[str, CommitmentState] = Field(default_factory=dict)
     #: Commitment name -> who revoked it and why (``spec.commitmentRevocations``).
     revocations: dict[str, str] = Field(default_factory=dict)
-    #: Commitment name -> when the intention that fulfilled it was formed (recurring ones).
+    #: Commitment name -> when its fulfilment was recorded (what a recurring one's next period
+    #: is counted from).
     fulfilled_at: dict[str, datetime] = Field(default_factory=dict)
 
 
@@ -119,9 +125,12 @@ def _overlap(a: Commitment, b: Commitment) -> bool:
 
 
 def _live(c: Commitment, now: datetime, context: CommitmentContext) -> bool:
+    # A recurring commitment kept for this period is still a promise: it recurs.
+    ended = {CommitmentState.REVOKED} | (
+        {CommitmentState.FULFILLED} if c.every_seconds is None else set()
+    )
     expired = c.expires_at is not None and now >= c.expires_at
-    revoked = context.recorded.get(c.name) is CommitmentState.REVOKED
-    return not expired and not revoked and not _fulfilled(c, now, context)
+    return not expired and context.recorded.get(c.name) not in ended
 
 
 def _impossible(c: Commitment, spec: MindSpec, registry: CapabilityRegistry) -> str | None:
@@ -140,8 +149,8 @@ def _impossible(c: Commitment, spec: MindSpec, registry: CapabilityRegistry) -> 
 
 
 def due_at(commitment: Commitment, now: datetime) -> datetime | None:
-    """When `commitment` is due: its `due`, or for a recurring one that has begun, the start
-    of the period `now` falls in."""
+    """When `commitment` is due at `now`: its `due`, or for a recurring one that has begun,
+    the start of the period `now` falls in."""
     due, every = commitment.due, commitment.every_seconds
     if due is None or every is None or now < due:
         return due
@@ -150,8 +159,9 @@ def due_at(commitment: Commitment, now: datetime) -> datetime | None:
 
 
 def _fulfilled(commitment: Commitment, now: datetime, context: CommitmentContext) -> bool:
-    """Whether the ledger's fulfilment still holds: always for a one-off commitment; for a
-    recurring one, when its act was formed in the current period (or its time is unknown)."""
+    """Whether the recorded fulfilment holds at `now`: always for a one-off commitment; for a
+    recurring one, while `now` is in the period the fulfilment was recorded in (a fulfilment
+    whose time is unknown holds, as a one-off's would)."""
     if context.recorded.get(commitment.name) is not CommitmentState.FULFILLED:
         return False
     start, at = due_at(commitment, now), context.fulfilled_at.get(commitment.name)

@@ -5,18 +5,17 @@ ends; the first cycle that sees the end settles it, once, by the intention's fin
 
 | intention   | want                                        | commitment                       |
 |-------------|---------------------------------------------|----------------------------------|
-| `fulfilled` | satisfied (if still active and not since    | a `do` commitment it acted for   |
-|             | moved to a later period), and held so while | is fulfilled, dated by when the  |
-|             | its situation persists                      | intention was formed             |
+| `fulfilled` | satisfied (if still active), and held so    | a `do` commitment it acted for   |
+|             | while its situation persists                | is fulfilled                     |
 | `abandoned` | suppressed for `SUPPRESSION_PERIOD` (if     | unchanged: still due             |
 |             | still active); the strategies that failed   |                                  |
 |             | are remembered for `FAILURE_MEMORY`         |                                  |
 
 A live intention (active, blocked, suspended, outcome unverified) settles nothing yet. Without
 this a completed plan would leave its want active and its commitment due, and the next cycle
-would form the same act again. A fulfilled commitment is not due again, except a recurring one
-(`everySeconds`) in its next period: the fulfilment is dated by the intention's formation so that
-it counts for the period the act was formed in, however long the plan took. Remembered
+would form the same act again. A fulfilled commitment is not due again: a `do` commitment acts
+once for its due time, a recurring one (`everySeconds`) once per period, and is due again at
+the first period start after the fulfilment this records (see `commitments`). Remembered
 failures belong to the subject (the workload), not only to the want that learnt them:
 `remembered_failures` hands every strategy that failed on a subject, in any want's service, to
 the next intention about it, so the planner does not try it again.
@@ -52,8 +51,6 @@ class CommitmentSettled(NamedTuple):
     name: str
     state: CommitmentState
     reason: str
-    #: When the fulfilling intention was formed: the period a recurring commitment kept.
-    at: datetime
 
 
 class Settled(NamedTuple):
@@ -78,7 +75,7 @@ def _fulfilled(want: Want, intention: IntentionRecord, now: datetime) -> Settled
     why = f"intention {intention.id} was fulfilled: {intention.reason or 'done'}"
     decisions: list[VolitionDecision] = []
     after = want
-    if want.status is WantStatus.ACTIVE and not _for_an_earlier_period(want, intention):
+    if want.status is WantStatus.ACTIVE:
         after, decision = satisfy(want, now, why[:2000])
         after = after.model_copy(update={"fulfilled_by": intention.id})
         decisions.append(decision)
@@ -86,9 +83,7 @@ def _fulfilled(want: Want, intention: IntentionRecord, now: datetime) -> Settled
     # Only an intention that did the act keeps the promise; looking at a subject does not.
     if want.commitment is not None and intention.means_capability is not None:
         reason = f"fulfilled by intention {intention.id}"
-        commitment = CommitmentSettled(
-            want.commitment, CommitmentState.FULFILLED, reason, intention.created_at
-        )
+        commitment = CommitmentSettled(want.commitment, CommitmentState.FULFILLED, reason)
         decisions.append(
             VolitionDecision(
                 namespace=want.namespace,
@@ -102,16 +97,6 @@ def _fulfilled(want: Want, intention: IntentionRecord, now: datetime) -> Settled
             )
         )
     return Settled(_unlinked(after), commitment, tuple(decisions))
-
-
-def _for_an_earlier_period(want: Want, intention: IntentionRecord) -> bool:
-    """An act formed before the recurring commitment's current period began kept the earlier
-    period only: the want now stands for the new one and stays active."""
-    return (
-        want.commitment is not None
-        and want.since is not None
-        and (intention.created_at < want.since)
-    )
 
 
 def _abandoned(want: Want, intention: IntentionRecord, now: datetime) -> Settled:
