@@ -55,11 +55,11 @@ def test_commitment_state_moves_once(ledger: Ledger) -> None:
 
 
 def test_a_fulfilment_is_dated_by_its_row_and_forgotten_when_due_again(ledger: Ledger) -> None:
-    formed = NOW - timedelta(hours=2)
+    fulfilled = NOW - timedelta(hours=2)
     assert ledger.set_commitment_state("ns", "m", "nightly", "due", None, NOW - timedelta(hours=3))
-    assert ledger.set_commitment_state("ns", "m", "nightly", "fulfilled", "by i1", formed)
+    assert ledger.set_commitment_state("ns", "m", "nightly", "fulfilled", "by i1", fulfilled)
     assert ledger.set_commitment_state("ns", "m", "other", "due", None, NOW)
-    assert ledger.commitment_fulfilments("ns", "m") == {"nightly": formed}
+    assert ledger.commitment_fulfilments("ns", "m") == {"nightly": fulfilled}
     assert ledger.set_commitment_state("ns", "m", "nightly", "due", "next period", NOW)
     assert ledger.commitment_fulfilments("ns", "m") == {}
 
