@@ -257,7 +257,8 @@ class VolitionStore(SessionOwner):
             return {r.name: r.state for r in session.execute(query).scalars()}
 
     def commitment_fulfilments(self, namespace: str, mind: str) -> dict[str, datetime]:
-        """When each fulfilled commitment's fulfilling act was formed (the row's time)."""
+        """When each fulfilled commitment was fulfilled (its row's time): a recurring one is due
+        again at the first period start after it."""
         query = select(CommitmentStateRow).where(
             CommitmentStateRow.namespace == namespace,
             CommitmentStateRow.mind == mind,
