@@ -100,6 +100,15 @@ def _assumptions(intention: IntentionView) -> tuple[Assumption, ...]:
     )
 
 
+def _expected(expectation: Expectation | None) -> tuple[Assumption, ...]:
+    """The action's expected outcome, assumed at least at the expectation's own confidence:
+    the belief the executor's prediction tests (its description), so a refuted one weakens
+    every open plan that relies on the same outcome."""
+    if expectation is None:
+        return ()
+    return (Assumption(belief=expectation.description, min_confidence=expectation.confidence),)
+
+
 def _canonical(spec: CapabilitySpec, parameters: Mapping[str, Any]) -> dict[str, Any]:
     """Parameters as the schema spells them, defaults included, so the plan shows everything
     the capability will be invoked with."""
@@ -164,7 +173,7 @@ def direct(ctx: Context) -> Outcome:
         ),
         completion_criteria=completion,
         abort_conditions=abort,
-        assumptions=_assumptions(ctx.intention),
+        assumptions=(*_assumptions(ctx.intention), *_expected(expectation)),
     )
 
 
