@@ -204,9 +204,7 @@ class Reconsideration(Model):
 
 def _assumed_minimum(c: ReconsiderationContext) -> float:
     """The confidence the plan's assumption asked for: its own minimum when given."""
-    return (
-        ASSUMPTION_MIN_CONFIDENCE if c.belief_min_confidence is None else c.belief_min_confidence
-    )
+    return ASSUMPTION_MIN_CONFIDENCE if c.belief_min_confidence is None else c.belief_min_confidence
 
 
 def _judge(

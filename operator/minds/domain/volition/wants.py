@@ -948,9 +948,13 @@ def derive_wants(
             *_from_commitments(mind_spec, context, now, registry),
         ]
     )
+    refuted = _refuted_restarts(predictions, now, registry)
     for finding in _findings(observations, now):
-        told = _told_by_finding(finding, mind_spec, current, now)
+        told = _told_by_finding(
+            finding, mind_spec, current, now, refuted, namespace=namespace, mind=mind
+        )
         approaches += apply(told.candidates)
+        decisions.extend(told.rejected)
         for want, decision in told.changed:
             current[want.id] = want
             decisions.append(decision)
@@ -993,6 +997,7 @@ class _Told(NamedTuple):
 
     candidates: list[_Candidate]
     changed: list[tuple[Want, VolitionDecision]]
+    rejected: tuple[VolitionDecision, ...] = ()
 
 
 def _findings(observations: Sequence[Observation], now: datetime) -> list[Observation]:
@@ -1023,12 +1028,35 @@ def _finding_inputs(finding: Observation) -> dict[str, JsonValue]:
     }
 
 
+def _refuted_restarts(
+    predictions: Sequence[PredictionRecord], now: datetime, registry: CapabilityRegistry
+) -> dict[str, PredictionRecord]:
+    """The workloads a recent refuted prediction saw not running as expected (an action on
+    them did not have its outcome), with the latest such prediction."""
+    found: dict[str, PredictionRecord] = {}
+    for p in sorted(predictions, key=lambda p: (p.resolved_at or now, p.id)):
+        if p.status is not PredictionStatus.REFUTED or p.resolved_at is None:
+            continue
+        checked = _check_target(p.criteria, registry)
+        if checked is not None and _recent(p.resolved_at, now):
+            found[checked[1]] = p
+    return found
+
+
 def _told_by_finding(
-    finding: Observation, spec: MindSpec, current: Mapping[str, Want], now: datetime
+    finding: Observation,
+    spec: MindSpec,
+    current: Mapping[str, Want],
+    now: datetime,
+    refuted: Mapping[str, PredictionRecord],
+    *,
+    namespace: str,
+    mind: str,
 ) -> _Told:
-    """An unhealthy finding strengthens the active wants to restore its workload, or makes one;
-    a healthy finding satisfies the active wants that only asked to look at it (see the module
-    notes). A finding that tells nothing changes nothing."""
+    """An unhealthy finding strengthens the active wants to restore its workload, or makes one
+    (not when an action on it was just seen not to have its outcome: restarting again is what
+    the refutation argues against); a healthy finding satisfies the active wants that only
+    asked to look at it (see the module notes). A finding that tells nothing changes nothing."""
     health = healthy(finding)
     if health is None:
         return _Told([], [])
@@ -1045,7 +1073,28 @@ def _told_by_finding(
     restoring = [w for w in about if w.means is not None and w.means.capability == RESTART]
     if restoring:
         return _Told([], [_strengthened(w, finding, now) for w in restoring])
-    return _Told([_valued(spec, _restore(finding, spec))], [])
+    candidate = _valued(spec, _restore(finding, spec))
+    failing = refuted.get(subject)
+    if failing is None:
+        return _Told([candidate], [])
+    fresh = _new_want(candidate, spec, namespace, mind, now, None)
+    reason = (
+        f"not wanted: {subject} was seen not to recover after an action on it (prediction "
+        f"{failing.id} of plan {failing.plan} was refuted); acting on it again is what that "
+        "argues against"
+    )
+    rejected = _decision(
+        fresh,
+        DecisionKind.DERIVATION,
+        "rejected",
+        reason,
+        now,
+        inputs={**candidate.inputs, "refutedPrediction": failing.id},
+        scores={"strength": candidate.strength},
+        terms=candidate.terms,
+        basis=json.dumps(["refuted", failing.id, _source(finding)]),
+    )
+    return _Told([], [], (rejected,))
 
 
 def _state_of(finding: Observation) -> str:
