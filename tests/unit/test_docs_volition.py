@@ -7,6 +7,8 @@ from datetime import timedelta
 import pytest
 
 from minds.devenv.install import repo_root
+from minds.domain.beliefs import updated_confidence
+from minds.domain.planning import strategies
 from minds.domain.volition import commitments as commitment_rules
 from minds.domain.volition import (
     conflicts,
@@ -65,6 +67,10 @@ DOC = (repo_root() / "docs" / "volition.md").read_text()
         ("One that has waited 24 hours", lapse.LAPSE_AFTER, timedelta(hours=24)),
         ("suppressed for an hour", wants.SUPPRESSION_PERIOD, timedelta(hours=1)),
         ("multiplied by\n1 - 0.25 x the value's weight", wants.VALUE_GAIN, 0.25),
+        ("strengthens that want by 0.1", wants.FINDING_GAIN, 0.1),
+        ("origin `finding`, base strength 0.4", wants.BASE_STRENGTH[wants.WantOrigin.FINDING], 0.4),
+        ("refuted in the last 6 hours", wants.EVIDENCE_HORIZON, timedelta(hours=6)),
+        ("(0.8 for the planner's restart)", strategies.RESTART_CONFIDENCE, 0.8),
         (
             "overdue 15 minutes after its due time",
             commitment_rules.OVERDUE_GRACE,
@@ -90,3 +96,18 @@ def test_every_formation_reason_is_documented(reason: str) -> None:
 def test_the_doc_names_what_findings_leave_behind() -> None:
     for name in (findings.FINDINGS, findings.RECORDED, findings.TAKEN_IN, "findingsTakenIn"):
         assert f"`{name}`" in DOC
+
+
+@pytest.mark.parametrize("origin", [o.value for o in wants.WantOrigin])
+def test_every_want_origin_is_documented(origin: str) -> None:
+    assert f"| `{origin}` |" in DOC
+
+
+def test_the_doc_says_how_far_a_refutation_lowers_a_restarts_belief() -> None:
+    after = updated_confidence(strategies.RESTART_CONFIDENCE, supports=False)
+    assert f"0.8 becomes {after:.2f}" in DOC
+
+
+def test_the_doc_names_what_a_finding_is_read_by() -> None:
+    for name in ("results", "finding:PLAN/STEP", "(from finding)", "weakened_belief"):
+        assert f"{name}" in DOC
