@@ -1,10 +1,13 @@
 """Findings re-enter the cycle, against the real control plane: a question about a workload is
 investigated, and what its `summarise_findings` step saw comes back to the mind once, as an
-observation with its source, in the ledger and in `kubectl minds timeline`."""
+observation with its source, in the ledger and in `kubectl minds timeline`. A healthy finding
+answers the question and nothing more happens; an unhealthy one moves the want to restore the
+workload (origin `finding`), which `kubectl minds why` on the restart shows."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -18,11 +21,9 @@ from tests.fixtures.waiting import eventually
 pytestmark = pytest.mark.usefixtures("session_controller")
 
 
-def test_an_investigations_findings_are_taken_in_once(
-    cluster: Cluster, namespace: str, e2e_ledger: Ledger, e2e_database_url: str
-) -> None:
+def asking_mind(cluster: Cluster, namespace: str, *, healthy: bool) -> None:
     deployment(cluster, namespace)
-    set_health(cluster, namespace, healthy=True)
+    set_health(cluster, namespace, healthy=healthy)
     mind(
         cluster,
         namespace,
@@ -37,6 +38,16 @@ def test_an_investigations_findings_are_taken_in_once(
             }
         ],
     )
+
+
+def finding_wants(ledger: Ledger, namespace: str) -> list[dict[str, Any]]:
+    return [w for w in ledger.wants(namespace, "keeper") if w.get("origin") == "finding"]
+
+
+def test_an_investigations_findings_are_taken_in_once(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger, e2e_database_url: str
+) -> None:
+    asking_mind(cluster, namespace, healthy=True)
     [plan] = eventually(lambda: plans_of(cluster, namespace), timeout=90, what="a plan")
     name = plan["metadata"]["name"]
     summary = next(s for s in plan["spec"]["steps"] if s.get("internalAction"))
@@ -67,3 +78,44 @@ def test_an_investigations_findings_are_taken_in_once(
     assert shown.returncode == 0, shown.stderr
     [item] = [i for i in json.loads(shown.stdout) if i["what"] == "findings_taken_in"]
     assert (item["detail"]["plan"], item["detail"]["step"]) == (name, summary["key"])
+
+    # Healthy: the question is answered; no want to restore, no other plan.
+    assert finding_wants(e2e_ledger, namespace) == []
+    assert [p["metadata"]["name"] for p in plans_of(cluster, namespace)] == [name]
+    [request] = [w for w in e2e_ledger.wants(namespace, "keeper") if w["origin"] == "request"]
+    assert request["status"] == "satisfied"
+
+
+def test_an_unhealthy_finding_moves_the_want_to_restore_the_workload(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger, e2e_database_url: str
+) -> None:
+    """The investigation reads atlas-worker degraded: the finding makes the want to restore
+    it, with the finding as its term; the mind plans one restart for it, and `why` on that
+    plan walks back to the finding. Nothing is investigated twice."""
+    asking_mind(cluster, namespace, healthy=False)
+    [look] = eventually(lambda: plans_of(cluster, namespace), timeout=90, what="a plan")
+    assert look["spec"]["strategy"] == "diagnose"
+    name = look["metadata"]["name"]
+    summary = next(s for s in look["spec"]["steps"] if s.get("internalAction"))
+    wait_phase(cluster, namespace, name, "completed", timeout=120)
+
+    [want] = eventually(lambda: finding_wants(e2e_ledger, namespace), timeout=60, what="a want")
+    assert want["subject"] == f"{namespace}/atlas-worker"
+    assert want["means"]["capability"] == "service.restart"
+    assert want["terms"][0]["name"] == f"finding:{name}/{summary['key']}"
+
+    def restarts() -> list[dict[str, Any]]:
+        return [p for p in plans_of(cluster, namespace) if p["spec"]["strategy"] == "direct"]
+
+    [restart] = eventually(restarts, timeout=90, what="the restart plan")
+    why = minds_cli(
+        cluster, e2e_database_url, "why", f"plan/{restart['metadata']['name']}", "-n", namespace
+    )
+    assert why.returncode == 0, why.stderr
+    assert "(from finding)" in why.stdout
+    assert f"{name}/{summary['key']}" in why.stdout
+
+    cycles_pass(cluster, namespace, 3)
+    assert len(restarts()) == 1
+    looks = [p for p in plans_of(cluster, namespace) if p["spec"]["strategy"] == "diagnose"]
+    assert len(looks) == 1
