@@ -70,7 +70,7 @@ DOC = (repo_root() / "docs" / "volition.md").read_text()
         ("strengthens that want by 0.1", wants.FINDING_GAIN, 0.1),
         ("origin `finding`, base strength 0.4", wants.BASE_STRENGTH[wants.WantOrigin.FINDING], 0.4),
         ("refuted in the last 6 hours", wants.EVIDENCE_HORIZON, timedelta(hours=6)),
-        ("(0.8 for the planner's restart)", strategies.RESTART_CONFIDENCE, 0.8),
+        ("at least at 0.5 (a person's Plan", strategies.ASSUMPTION_MIN_CONFIDENCE, 0.5),
         (
             "overdue 15 minutes after its due time",
             commitment_rules.OVERDUE_GRACE,
@@ -104,8 +104,13 @@ def test_every_want_origin_is_documented(origin: str) -> None:
 
 
 def test_the_doc_says_how_far_a_refutation_lowers_a_restarts_belief() -> None:
-    after = updated_confidence(strategies.RESTART_CONFIDENCE, supports=False)
-    assert f"0.8 becomes {after:.2f}" in DOC
+    confidence = strategies.RESTART_CONFIDENCE
+    assert f"{confidence} becomes {updated_confidence(confidence, supports=False):.2f}" in DOC
+    for refutations in (1, 2, 3):
+        confidence = updated_confidence(confidence, supports=False)
+        below = confidence < strategies.ASSUMPTION_MIN_CONFIDENCE
+        assert below is (refutations >= 2)
+    assert "the second refutation in a row takes it below 0.5" in " ".join(DOC.split())
 
 
 def test_the_doc_names_what_a_finding_is_read_by() -> None:

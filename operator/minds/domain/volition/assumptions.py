@@ -9,10 +9,11 @@ belief follows the workload.
 
 A plan whose action carries an expectation also assumes it (the planner's `direct` strategy):
 the belief the expectation is tested against (its description; the executor opens the
-prediction with it), at least at the expectation's own confidence. A refuted prediction is
-evidence against that belief (the ledger weighs it when it resolves the prediction), so another
-open plan relying on the same outcome is reconsidered: a restart seen not to heal a workload is
-not done again by a plan that assumed it would.
+prediction with it), at least at the planner's threshold (a person's plan may ask for more). A
+refuted prediction is evidence against that belief (the ledger weighs it when it resolves the
+prediction), so an open plan relying on the same outcome is reconsidered once the belief falls
+below what it assumed: a restart seen not to heal a workload is not done again by a plan that
+assumed it would.
 
 `weakened` says which assumption of an open plan the beliefs no longer carry:
 
