@@ -20,13 +20,13 @@ from tests.e2e.executor_support import (
     apply,
     approval_phase,
     deployment,
-    mind,
     operator_plan,
     restart_step,
-    set_health,
+    running_check,
     wait_phase,
     wait_step,
 )
+from tests.e2e.test_findings import asking_mind
 from tests.e2e.test_volition import keeper
 from tests.e2e.world_support import break_pods, rollout_status
 from tests.fixtures.cluster import Cluster
@@ -116,18 +116,7 @@ def test_a_refuted_restart_lowers_the_belief_a_waiting_plan_assumed_and_it_is_re
     recover: its prediction is refuted, the belief falls below 0.8, the mind's next cycle
     reviews the open plans' assumptions, and `second` is reconsidered on `weakened_belief`
     (a person's plan: abandoned) with its Approval withdrawn. atlas-worker is restarted once."""
-    deployment(cluster, namespace)
-    set_health(cluster, namespace, healthy=False)
-    mind(
-        cluster,
-        namespace,
-        cycleIntervalSeconds=5,
-        capabilityPolicy=[
-            {"capability": "service.restart", "decision": "allow"},
-            {"capability": "logs.query", "decision": "deny"},
-        ],
-        budget={"invocations": 100},
-    )
+    asking_mind(cluster, namespace, healthy=False, asks=False)
     expected = f"{namespace}/atlas-worker runs normally within 60 s of a restart"
     apply(
         cluster,
@@ -139,19 +128,12 @@ def test_a_refuted_restart_lowers_the_belief_a_waiting_plan_assumed_and_it_is_re
         ),
     )
     waiting = wait_step(cluster, namespace, "second", "P1", "awaiting_approval")
-    check = {
-        "capability": "service.status",
-        "parameters": {"namespace": namespace, "name": "atlas-worker"},
-        "field": "state",
-        "comparison": "equals",
-        "value": "running",
-    }
     restart = restart_step(
         "P1",
         namespace,
         expectation={
             "description": expected,
-            "check": check,
+            "check": running_check(namespace),
             "confidence": 0.8,
             "windowSeconds": 20,
         },

@@ -21,7 +21,16 @@ from tests.fixtures.waiting import eventually
 pytestmark = pytest.mark.usefixtures("session_controller")
 
 
-def asking_mind(cluster: Cluster, namespace: str, *, healthy: bool) -> None:
+QUESTION = {
+    "name": "queue",
+    "text": "is atlas-worker keeping up with the queue?",
+    "subject": {"name": "atlas-worker"},
+}
+
+
+def asking_mind(cluster: Cluster, namespace: str, *, healthy: bool, asks: bool = True) -> None:
+    """atlas-worker, healthy or not, and a keeper that may restart it (not read its logs)
+    and, unless told otherwise, asks about it."""
     deployment(cluster, namespace)
     set_health(cluster, namespace, healthy=healthy)
     mind(
@@ -30,13 +39,7 @@ def asking_mind(cluster: Cluster, namespace: str, *, healthy: bool) -> None:
         cycleIntervalSeconds=5,
         capabilityPolicy=ALLOW_RESTART,
         budget={"invocations": 100},
-        requests=[
-            {
-                "name": "queue",
-                "text": "is atlas-worker keeping up with the queue?",
-                "subject": {"name": "atlas-worker"},
-            }
-        ],
+        requests=[QUESTION] if asks else [],
     )
 
 

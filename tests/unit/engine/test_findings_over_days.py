@@ -1,21 +1,16 @@
 """A finding moves the mind, over simulated days, with the real cycle, planner and executor
 over the engine's fakes: a question about a workload forms one investigation; its finding is
 taken in once; an unhealthy finding leads to one restart (and, when the restart does not heal,
-one escalation), a healthy one to nothing more. The clock runs a minute a cycle for three days
+one escalation), a healthy one to nothing more. The clock runs a minute a cycle for two days
 and the test counts what the mind did."""
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
-from pydantic import JsonValue
-
 from minds.domain.base import Model
-from minds.domain.beliefs import PredictionRecord, PredictionStatus, prediction_evidence_key
 from minds.domain.capabilities.registry import REGISTRY
 from minds.domain.capabilities.results import DriverResult
 from minds.domain.intentions import IntentionKind
@@ -27,7 +22,7 @@ from minds.engine.capability_service import CapabilityService
 from minds.engine.cycle import MindCycle
 from minds.engine.planning_service import PlanningService
 from tests.fakes.ledger import FakeLedger
-from tests.unit.engine.harness import NAMESPACE, WORKLOAD, World, restart
+from tests.unit.engine.harness import NAMESPACE, WORKLOAD, FakeDriver, World, restart
 from tests.unit.engine.test_reconsidering_over_fakes import admit
 
 DAYS = 2
@@ -56,35 +51,6 @@ class VolitionLedger(FakeLedger):
     def save_conflict(self, *, conflict_id: str, data: dict[str, Any], **_: Any) -> None:
         self.stored_conflicts[conflict_id] = data
 
-    def predictions(
-        self, namespace: str, mind: str, status: PredictionStatus | None = None
-    ) -> list[PredictionRecord]:
-        return [
-            p
-            for p in self.predictions_.values()
-            if (p.namespace, p.mind) == (namespace, mind) and status in (None, p.status)
-        ]
-
-    def resolve_prediction(
-        self,
-        prediction_id: str,
-        status: PredictionStatus,
-        at: datetime,
-        observation: Mapping[str, JsonValue] | None,
-    ) -> PredictionRecord | None:
-        """As the real ledger does: a confirmed or refuted prediction weighs its belief."""
-        resolved = super().resolve_prediction(prediction_id, status, at, observation)
-        if resolved is not None and resolved.belief_id and status is not PredictionStatus.EXPIRED:
-            self.add_evidence(
-                resolved.belief_id,
-                supports=status is PredictionStatus.CONFIRMED,
-                weight=1.0,
-                key=prediction_evidence_key(resolved.id),
-                at=at,
-                note=f"prediction {resolved.id} {status.value}",
-            )
-        return resolved
-
     def commitment_states(self, namespace: str, mind: str) -> dict[str, str]:
         return dict(self.commitments)
 
@@ -95,35 +61,22 @@ class VolitionLedger(FakeLedger):
 
 
 @dataclass
-class Workload:
+class Workload(FakeDriver):
     """The world: atlas-worker in `state`; a restart heals it only when `heals`."""
 
-    state: str
+    state: str = "degraded"
     heals: bool = False
-    calls: Counter[str] = field(default_factory=Counter)
-    crash_on: set[str] = field(default_factory=set)
 
-    def supports_dry_run(self, capability_name: str) -> bool:
-        return False
-
-    def invoke(
-        self,
-        capability_name: str,
-        parameters: Model,
-        *,
-        mind_allowed_hosts: Any = (),
-        dry_run: bool = False,
-    ) -> DriverResult:
-        self.calls[capability_name] += 1
-        if capability_name == "service.restart":
-            self.state = "running" if self.heals else self.state
-            return DriverResult.success("restart requested")
-        if capability_name == "service.status":
-            return DriverResult.success(
-                f"atlas-worker is {self.state}",
-                fields={"state": self.state, "ready": self.state == "running"},
-            )
-        return DriverResult.success("read", fields={"usedPercent": 10})
+    def invoke(self, capability_name: str, parameters: Model, **how: Any) -> DriverResult:
+        said = super().invoke(capability_name, parameters, **how)
+        if capability_name == "service.restart" and self.heals:
+            self.state = "running"
+        if capability_name != "service.status":
+            return said
+        return DriverResult.success(
+            f"atlas-worker is {self.state}",
+            fields={"state": self.state, "ready": self.state == "running"},
+        )
 
 
 QUESTION = [{"name": "queue", "text": "is atlas-worker ok?", "subject": {"name": "atlas-worker"}}]
@@ -132,8 +85,8 @@ QUESTION = [{"name": "queue", "text": "is atlas-worker ok?", "subject": {"name":
 def asking_world(
     state: str, requests: list[dict[str, Any]] = QUESTION
 ) -> tuple[World, Workload, MindCycle]:
-    driver = Workload(state)
-    world = World(driver=driver, ledger=VolitionLedger())  # type: ignore[arg-type]
+    driver = Workload(state=state)
+    world = World(driver=driver, ledger=VolitionLedger())
     spec = {
         "capabilityPolicy": [
             {"capability": "service.restart", "decision": "allow"},
