@@ -43,6 +43,12 @@ def asking_mind(cluster: Cluster, namespace: str, *, healthy: bool, asks: bool =
     )
 
 
+def degraded(ledger: Ledger, namespace: str) -> float | None:
+    """The mind's confidence that atlas-worker is degraded; None: it never believed so."""
+    held = {b.statement: b.confidence for b in ledger.beliefs(namespace, "keeper")}
+    return held.get(f"workload {namespace}/atlas-worker is degraded")
+
+
 def finding_wants(ledger: Ledger, namespace: str) -> list[dict[str, Any]]:
     return [w for w in ledger.wants(namespace, "keeper") if w.get("origin") == "finding"]
 
@@ -87,6 +93,7 @@ def test_an_investigations_findings_are_taken_in_once(
     assert [p["metadata"]["name"] for p in plans_of(cluster, namespace)] == [name]
     [request] = [w for w in e2e_ledger.wants(namespace, "keeper") if w["origin"] == "request"]
     assert request["status"] == "satisfied"
+    assert degraded(e2e_ledger, namespace) is None  # a running workload is no news
 
 
 def test_an_unhealthy_finding_moves_the_want_to_restore_the_workload(
@@ -103,6 +110,8 @@ def test_an_unhealthy_finding_moves_the_want_to_restore_the_workload(
     wait_phase(cluster, namespace, name, "completed", timeout=120)
 
     [want] = eventually(lambda: finding_wants(e2e_ledger, namespace), timeout=60, what="a want")
+    # The mind has no goal: only the finding can have set what it believes of atlas-worker.
+    eventually(lambda: (degraded(e2e_ledger, namespace) or 0) > 0.9, timeout=30, what="belief")
     assert want["subject"] == f"{namespace}/atlas-worker"
     assert want["means"]["capability"] == "service.restart"
     assert want["terms"][0]["name"] == f"finding:{name}/{summary['key']}"
