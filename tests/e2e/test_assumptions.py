@@ -2,7 +2,9 @@
 workload recovers while a restart waits for approval; the cycle's observation weakens the
 belief the plan assumed, the plan is reconsidered on `weakened_belief`, and its Approval is
 withdrawn. (The mind's own restart of a recovered workload is answered first by
-`world_change`, which fulfils its intention: test_volition.py.)"""
+`world_change`, which fulfils its intention: test_volition.py.) And a restart that does not heal
+refutes its prediction, which lowers the belief in its outcome below what another waiting
+restart plan assumed: that plan is reconsidered and its Approval withdrawn."""
 
 from __future__ import annotations
 
@@ -20,8 +22,11 @@ from tests.e2e.executor_support import (
     deployment,
     operator_plan,
     restart_step,
+    running_check,
+    wait_phase,
     wait_step,
 )
+from tests.e2e.test_findings import asking_mind
 from tests.e2e.test_volition import keeper
 from tests.e2e.world_support import break_pods, rollout_status
 from tests.fixtures.cluster import Cluster
@@ -101,3 +106,61 @@ def test_a_recovered_workload_weakens_the_plans_assumption_and_withdraws_its_app
     )
     assert why.returncode == 0, why.stderr
     assert "supporting belief" in why.stdout
+
+
+def test_a_refuted_restart_lowers_the_belief_a_waiting_plan_assumed_and_it_is_reconsidered(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger, e2e_database_url: str
+) -> None:
+    """A person's plan `second` waits for approval to restart atlas-worker, assuming a restart
+    makes it run normally (at least 0.8). Plan `first` restarts it and the workload does not
+    recover: its prediction is refuted, the belief falls below 0.8, the mind's next cycle
+    reviews the open plans' assumptions, and `second` is reconsidered on `weakened_belief`
+    (a person's plan: abandoned) with its Approval withdrawn. atlas-worker is restarted once."""
+    asking_mind(cluster, namespace, healthy=False, asks=False)
+    expected = f"{namespace}/atlas-worker runs normally within 60 s of a restart"
+    apply(
+        cluster,
+        operator_plan(
+            namespace,
+            "second",
+            [restart_step("P1", namespace, requiresApproval=True)],
+            assumptions=[{"belief": expected, "minConfidence": 0.8}],
+        ),
+    )
+    waiting = wait_step(cluster, namespace, "second", "P1", "awaiting_approval")
+    restart = restart_step(
+        "P1",
+        namespace,
+        expectation={
+            "description": expected,
+            "check": running_check(namespace),
+            "confidence": 0.8,
+            "windowSeconds": 20,
+        },
+    )
+    verify = {
+        "key": "V1",
+        "title": "verify atlas-worker runs",
+        "kind": "verify",
+        "verifies": "P1",
+        "dependsOn": ["P1"],
+        "intervalSeconds": 2,
+    }
+    apply(cluster, operator_plan(namespace, "first", [restart, verify]))
+    wait_phase(cluster, namespace, "first", "failed", timeout=120)
+
+    def held() -> float | None:
+        found = {b.statement: b.confidence for b in e2e_ledger.beliefs(namespace, "keeper")}
+        return found.get(expected)
+
+    assert (held() or 1.0) < 0.8  # the refutation lowered it (from 0.8)
+    [decision] = eventually(lambda: weakened(e2e_ledger, namespace), timeout=90, what="weakened")
+    assert (decision.subjects["plan"], decision.outcome) == ("second", "abandon")
+    assert "below 0.8" in decision.data["reason"]
+    eventually(
+        lambda: approval_phase(cluster, namespace, waiting["approvalRef"]) == "Withdrawn",
+        timeout=60,
+        what="the request withdrawn",
+    )
+    wait_phase(cluster, namespace, "second", "abandoned", timeout=60)
+    assert len(e2e_ledger.executions(namespace=namespace, capability="service.restart")) == 1

@@ -22,6 +22,7 @@ from minds.domain.beliefs import (
     PredictionRecord,
     PredictionStatus,
     belief_id,
+    prediction_evidence_key,
     updated_confidence,
 )
 from minds.domain.errors import NotFound
@@ -340,7 +341,30 @@ class FakeLedger:
             }
         )
         self.predictions_[prediction_id] = resolved
+        if resolved.belief_id in self.beliefs_ and status is not PredictionStatus.EXPIRED:
+            # As the real ledger does, in the same step: the outcome is evidence about the
+            # belief the prediction tested.
+            self.add_evidence(
+                resolved.belief_id,
+                supports=status is PredictionStatus.CONFIRMED,
+                weight=1.0,
+                key=prediction_evidence_key(prediction_id),
+                at=at,
+                note=f"prediction {prediction_id} {status.value}",
+            )
         return resolved
+
+    def predictions(
+        self, namespace: str, mind: str, status: PredictionStatus | None = None
+    ) -> list[PredictionRecord]:
+        return sorted(
+            (
+                p
+                for p in self.predictions_.values()
+                if (p.namespace, p.mind) == (namespace, mind) and status in (None, p.status)
+            ),
+            key=lambda p: (p.window_start, p.id),
+        )
 
     def store_procedure(self, memory: ProceduralMemory) -> bool:
         if memory.id in self.procedures_:

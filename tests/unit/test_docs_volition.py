@@ -8,6 +8,8 @@ import pytest
 import yaml
 
 from minds.devenv.install import repo_root
+from minds.domain.beliefs import updated_confidence
+from minds.domain.planning import strategies
 from minds.domain.resources.mind import Commitment
 from minds.domain.volition import commitments as commitment_rules
 from minds.domain.volition import (
@@ -67,6 +69,10 @@ DOC = (repo_root() / "docs" / "volition.md").read_text()
         ("One that has waited 24 hours", lapse.LAPSE_AFTER, timedelta(hours=24)),
         ("suppressed for an hour", wants.SUPPRESSION_PERIOD, timedelta(hours=1)),
         ("multiplied by\n1 - 0.25 x the value's weight", wants.VALUE_GAIN, 0.25),
+        ("strengthens that want by 0.1", wants.FINDING_GAIN, 0.1),
+        ("origin `finding`, base strength 0.4", wants.BASE_STRENGTH[wants.WantOrigin.FINDING], 0.4),
+        ("refuted in the last 6 hours", wants.EVIDENCE_HORIZON, timedelta(hours=6)),
+        ("at least at 0.5 (a person's Plan", strategies.ASSUMPTION_MIN_CONFIDENCE, 0.5),
         (
             "overdue 15 minutes after its due time",
             commitment_rules.OVERDUE_GRACE,
@@ -105,3 +111,23 @@ def test_the_recurring_commitment_in_the_doc_is_valid_and_keeps_its_schedule() -
     assert commitment_rules.due_at(commitment, night) == commitment.due + timedelta(days=3)
     every = Commitment.model_json_schema(by_alias=True)["properties"]["everySeconds"]["anyOf"][0]
     assert f"`everySeconds` ({every['minimum']} to {every['maximum']} seconds" in DOC
+
+
+@pytest.mark.parametrize("origin", [o.value for o in wants.WantOrigin])
+def test_every_want_origin_is_documented(origin: str) -> None:
+    assert f"| `{origin}` |" in DOC
+
+
+def test_the_doc_says_how_far_a_refutation_lowers_a_restarts_belief() -> None:
+    confidence = strategies.RESTART_CONFIDENCE
+    assert f"{confidence} becomes {updated_confidence(confidence, supports=False):.2f}" in DOC
+    for refutations in (1, 2, 3):
+        confidence = updated_confidence(confidence, supports=False)
+        below = confidence < strategies.ASSUMPTION_MIN_CONFIDENCE
+        assert below is (refutations >= 2)
+    assert "the second refutation in a row takes it below 0.5" in " ".join(DOC.split())
+
+
+def test_the_doc_names_what_a_finding_is_read_by() -> None:
+    for name in ("results", "finding:PLAN/STEP", "(from finding)", "weakened_belief"):
+        assert f"{name}" in DOC

@@ -266,8 +266,10 @@ class MindCycle:
 
         decisions += self._reconsider_met_goals(namespace, name, observations, wants, now)
         # After the world's change is answered (a recovered workload fulfils its intention),
-        # a plan whose assumption the moved beliefs no longer carry is reconsidered.
-        if weigh(self._ledger, namespace, name, observations) and self._review_assumptions:
+        # a plan whose assumption the moved beliefs no longer carry is reconsidered. Beliefs
+        # also move between cycles (a prediction the executor refuted): review every cycle.
+        weigh(self._ledger, namespace, name, [*observations, *findings])
+        if self._review_assumptions:
             self._review_assumptions(namespace, name)
 
         formed = 0

@@ -22,6 +22,7 @@ from tests.unit.engine.test_reconsidering_over_fakes import (
 
 SUBJECT = f"{NAMESPACE}/atlas-worker"
 BELIEF = f"workload {SUBJECT} is degraded"
+EXPECTED = f"{SUBJECT} is running normally within 60 s"
 
 
 def observe(world: World, state: str) -> int:
@@ -42,7 +43,11 @@ def confidence(world: World) -> float:
 def test_the_plan_assumes_the_belief_that_moved_the_want() -> None:
     world, plan = minded()
     spec = world.resources.get(PLAN, NAMESPACE, plan)["spec"]
-    assert spec["assumptions"] == [{"belief": BELIEF, "minConfidence": 0.5}]
+    # ...and the restart's expected outcome, at the planner's threshold.
+    assert spec["assumptions"] == [
+        {"belief": BELIEF, "minConfidence": 0.5},
+        {"belief": EXPECTED, "minConfidence": 0.5},
+    ]
 
 
 def test_a_workload_still_degraded_keeps_the_plan() -> None:

@@ -49,6 +49,7 @@ def test_a_completed_investigations_findings_are_an_observation_with_their_sourc
         "step": "S3",
         "intention": "int-1",
         "findings": FOUND,
+        "results": [],
     }
     [marker] = got.markers
     assert marker.type == TAKEN_IN

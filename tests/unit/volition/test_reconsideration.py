@@ -48,6 +48,21 @@ def judge(trigger: Trigger, status: IntentionStatus = ACTIVE, **context: Any):  
         (T.FAILED_EXPECTATION, ACTIVE, {}, V.REPLAN, None),
         (T.WEAKENED_BELIEF, ACTIVE, {"belief_confidence": 0.4}, V.REPLAN, None),
         (T.WEAKENED_BELIEF, ACTIVE, {"belief_confidence": 0.6}, V.KEEP, None),
+        # the assumption's own minimum, not the planner's 0.5, decides
+        (
+            T.WEAKENED_BELIEF,
+            ACTIVE,
+            {"belief_confidence": 0.67, "belief_min_confidence": 0.8},
+            V.REPLAN,
+            None,
+        ),
+        (
+            T.WEAKENED_BELIEF,
+            ACTIVE,
+            {"belief_confidence": 0.4, "belief_min_confidence": 0.3},
+            V.KEEP,
+            None,
+        ),
         (T.BUDGET, ACTIVE, {}, V.SUSPEND, SUSPENDED),
         (T.GOAL_COMPLETION, ACTIVE, {}, V.FULFIL, S.FULFILLED),
         (T.GOAL_COMPLETION, ACTIVE, {"escalated": True}, V.BLOCK, BLOCKED),
@@ -74,6 +89,16 @@ def test_each_trigger_maps_to_its_verdict(
     assert decision.kind is DecisionKind.RECONSIDERATION
     assert decision.outcome == verdict.value
     assert decision.inputs["trigger"] == trigger.value
+
+
+def test_a_weakened_belief_is_judged_by_the_assumptions_own_minimum() -> None:
+    """A plan that asked for 0.8 is not carried by a belief at 0.67, though 0.67 is above the
+    planner's 0.5; one that asked for 0.3 still is by 0.4."""
+    raised = judge(T.WEAKENED_BELIEF, belief_confidence=0.67, belief_min_confidence=0.8)
+    assert raised.verdict is V.REPLAN
+    assert "below 0.8" in raised.reason
+    kept = judge(T.WEAKENED_BELIEF, belief_confidence=0.4, belief_min_confidence=0.3)
+    assert kept.verdict is V.KEEP
 
 
 def test_every_trigger_is_covered() -> None:

@@ -100,6 +100,17 @@ def _assumptions(intention: IntentionView) -> tuple[Assumption, ...]:
     )
 
 
+def _expected(expectation: Expectation | None) -> tuple[Assumption, ...]:
+    """The action's expected outcome: the belief the executor's prediction tests (its
+    description), so refutations weaken every open plan that relies on the same outcome. The
+    planner's own threshold, not the expectation's confidence: one failed restart is not
+    enough for the mind to stop believing restarts help (from 0.8, the second refutation in a
+    row takes it below 0.5); a person's plan may ask for more."""
+    if expectation is None:
+        return ()
+    return (Assumption(belief=expectation.description, min_confidence=ASSUMPTION_MIN_CONFIDENCE),)
+
+
 def _canonical(spec: CapabilitySpec, parameters: Mapping[str, Any]) -> dict[str, Any]:
     """Parameters as the schema spells them, defaults included, so the plan shows everything
     the capability will be invoked with."""
@@ -164,7 +175,7 @@ def direct(ctx: Context) -> Outcome:
         ),
         completion_criteria=completion,
         abort_conditions=abort,
-        assumptions=_assumptions(ctx.intention),
+        assumptions=(*_assumptions(ctx.intention), *_expected(expectation)),
     )
 
 

@@ -2,9 +2,18 @@
 
 The cycle forms an intention to act on a workload because it observed the workload unmet; that
 observation is held as a belief (`supporting_belief`: "workload NS/NAME is degraded"), which the
-planner records as the plan's assumption. Each observation of a goal's subject is evidence about
-that belief (`observed_evidence`); a direct observation outweighs any history
-(`OBSERVATION_WEIGHT`), so the belief follows the workload.
+planner records as the plan's assumption. Each observation of a goal's subject, and each finding
+an investigation made about a workload (its status reading), is evidence about that belief
+(`observed_evidence`); a direct observation outweighs any history (`OBSERVATION_WEIGHT`), so the
+belief follows the workload.
+
+A plan whose action carries an expectation also assumes it (the planner's `direct` strategy):
+the belief the expectation is tested against (its description; the executor opens the
+prediction with it), at least at the planner's threshold (a person's plan may ask for more). A
+refuted prediction is evidence against that belief (the ledger weighs it when it resolves the
+prediction), so an open plan relying on the same outcome is reconsidered once the belief falls
+below what it assumed: a restart seen not to heal a workload is not done again by a plan that
+assumed it would.
 
 `weakened` says which assumption of an open plan the beliefs no longer carry:
 
@@ -26,7 +35,7 @@ from typing import Final, NamedTuple
 from minds.domain.beliefs import BeliefRecord
 from minds.domain.beliefs import normalise_statement as normalised
 from minds.domain.planning.model import Assumption
-from minds.domain.volition.wants import Observation, goal_met
+from minds.domain.volition.wants import FINDINGS, Observation, healthy
 
 __all__ = [
     "FORMED_CONFIDENCE",
@@ -67,26 +76,49 @@ class Evidence(NamedTuple):
 
 
 def observed_evidence(observations: Iterable[Observation]) -> list[Evidence]:
-    """What the observations of goals' subjects say about their supporting beliefs; an
-    observation that tells nothing (a rollout under way) is not evidence."""
+    """What the observations of goals' subjects, and findings about workloads, say about their
+    supporting beliefs; an observation that tells nothing (a rollout under way, a finding
+    without a status reading) is not evidence."""
     found = []
     for o in observations:
-        met = goal_met(o)
+        met = healthy(o)
         statement = supporting_belief(o.subject)
         if met is None or statement is None:
             continue
-        state = o.fields.get("state", "missing")
         found.append(
             Evidence(
                 statement=statement,
                 supports=not met,
                 form=not met,
-                key=f"observed:{o.at.isoformat()}",
-                note=f"{o.capability} observed {o.subject} {state}",
+                key=_evidence_key(o),
+                note=f"{o.capability} observed {o.subject} {_state(o, met)}{_cited(o)}",
                 at=o.at,
             )
         )
-    return found
+    # In the order it was seen: a finding read before this cycle's own observation does not
+    # have the last word on the belief.
+    return sorted(found, key=lambda e: e.at)
+
+
+def _evidence_key(o: Observation) -> str:
+    """One piece of evidence per observation: a status reading by its time, a finding by its
+    plan and step."""
+    if o.capability == FINDINGS:
+        return f"finding:{o.fields.get('plan')}/{o.fields.get('step')}"
+    return f"observed:{o.at.isoformat()}"
+
+
+def _state(o: Observation, met: bool) -> str:
+    """The state a status reading reported; a finding says running or unhealthy."""
+    return str(o.fields.get("state") or ("running" if met else "unhealthy"))
+
+
+def _cited(o: Observation) -> str:
+    return (
+        f" (finding of {o.fields.get('plan')}/{o.fields.get('step')})"
+        if o.capability == FINDINGS
+        else ""
+    )
 
 
 class Weakened(NamedTuple):

@@ -1,7 +1,10 @@
 """Findings re-enter the cycle: what an investigation's `summarise_findings` step recorded is
 taken in by the mind's next cycle as an observation, once.
 
-The executor records a finding as an `observation_recorded` row of the plan. Once the plan's
+The executor records a finding as an `observation_recorded` row of the plan: the summary's text
+and the `results` of the steps it summarises (`finding_results`: each reading's step, capability,
+parameters and reported fields; free text such as log lines stays in the summary only). What a
+finding says of its subject's health is read from those results (``wants.healthy``). Once the plan's
 intention is a fulfilled investigation (its plan completed), the next cycle takes the finding
 in with its source (plan and step) and leaves a `findings_taken_in` row of the mind, keyed by
 the plan's uid and the step: a later cycle, or another controller, finds the key and never takes
@@ -14,16 +17,31 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from pydantic import JsonValue
+
 from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus
 from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
-from minds.domain.volition.wants import Observation
+from minds.domain.planning.model import Plan, Step, StepState
+from minds.domain.volition.wants import FINDINGS, Observation
+
+__all__ = [
+    "FINDINGS",
+    "RECORDED",
+    "TAKEN_IN",
+    "WINDOW",
+    "TakenIn",
+    "finding_results",
+    "marker_key",
+    "take_in",
+]
 
 #: The plan's row the executor writes for a `summarise_findings` step.
 RECORDED = "observation_recorded"
 #: The mind's row that says a finding was taken in.
 TAKEN_IN = "findings_taken_in"
-#: The capability an observation taken from findings is told by.
-FINDINGS = "summarise_findings"
+#: Reported fields a finding's results leave out: free text (log lines) is for people, and
+#: already in the summary, masked; the results carry what rules read.
+FREE_TEXT = frozenset({"text"})
 #: How far back a cycle looks for findings and their markers. A finding is taken in by the cycle
 #: after its plan completes, so a day is ample; the bound keeps a cycle's reading from growing
 #: with the mind's history (a controller down for longer leaves older findings in the ledger only).
@@ -34,6 +52,27 @@ WINDOW = timedelta(days=1)
 class TakenIn:
     observations: tuple[Observation, ...]
     markers: tuple[EventRecord, ...]
+
+
+def finding_results(plan: Plan, step: Step, states: Mapping[str, StepState]) -> list[JsonValue]:
+    """The readings a `summarise_findings` step summarises, as its finding's `results`: for
+    each dependency, its key, capability, parameters and the fields it reported (None when it
+    reported none: it failed, or was skipped)."""
+    by_key = {s.key: s for s in plan.steps}
+    results: list[JsonValue] = []
+    for key in step.depends_on:
+        read = by_key.get(key)
+        seen = states[key].observation if key in states else None
+        fields = (seen.fields or {}) if seen is not None else {}
+        results.append(
+            {
+                "step": key,
+                "capability": read.capability if read is not None else None,
+                "parameters": dict(read.parameters or {}) if read is not None else {},
+                "fields": {k: v for k, v in fields.items() if k not in FREE_TEXT} or None,
+            }
+        )
+    return results
 
 
 def marker_key(plan_uid: str, step: str) -> str:
@@ -75,7 +114,11 @@ def take_in(
             Observation(
                 subject=intention.subject or f"plan:{row.subject.name}",
                 capability=FINDINGS,
-                fields={**source, "findings": row.payload.get("observation")},
+                fields={
+                    **source,
+                    "findings": row.payload.get("observation"),
+                    "results": row.payload.get("results") or [],
+                },
                 at=row.occurred_at,
             )
         )

@@ -11,8 +11,8 @@
 |                       | when one now asks for approval the intention did not require; `keep`  |
 | `failed_step`         | `replan`                                                              |
 | `failed_expectation`  | `replan`                                                              |
-| `weakened_belief`     | `replan` when the supporting belief fell below the planner's          |
-|                       | assumption threshold; else `keep`                                     |
+| `weakened_belief`     | `replan` when the assumed belief fell below the assumption's own      |
+|                       | minimum confidence (the planner's 0.5 when none is given); else `keep`|
 | `budget`              | `suspend`                                                             |
 | `goal_completion`     | `fulfil`; `block` when the plan only told a person (an escalation)     |
 | `world_change`        | `fulfil` when the world now satisfies the want; else `keep`           |
@@ -101,6 +101,7 @@ class Finding(NamedTuple):
     forbidden: bool = False
     approval_required: bool = False
     belief_confidence: float | None = None
+    belief_min_confidence: float | None = None
 
 
 #: Stages whose refusal a review of an open plan can judge on its own. A refusal at another
@@ -159,7 +160,9 @@ class ReconsiderationContext(Model):
     - `means_available` (capability_change): whether the means can be used now;
     - `forbidden`, `approval_required` (commitment_change): what commitments now say about
       the means;
-    - `belief_confidence` (weakened_belief): the supporting belief's confidence now;
+    - `belief_confidence`, `belief_min_confidence` (weakened_belief): the assumed belief's
+      confidence now, and the minimum the plan's assumption asked for (the planner's
+      `ASSUMPTION_MIN_CONFIDENCE` when not given);
     - `goal_met` (world_change): whether the world now satisfies the want;
     - `escalated` (goal_completion): the completed plan only told a person;
     - `operator_says` (operator_correction): the verdict an operator gave;
@@ -176,6 +179,7 @@ class ReconsiderationContext(Model):
     forbidden: bool = False
     approval_required: bool = False
     belief_confidence: float | None = None
+    belief_min_confidence: float | None = None
     goal_met: bool | None = None
     escalated: bool = False
     operator_says: Verdict | None = None
@@ -196,6 +200,11 @@ class Reconsideration(Model):
     wants: tuple[Want, ...] = ()
     fulfilled_commitments: tuple[str, ...] = ()
     decisions: tuple[VolitionDecision, ...]
+
+
+def _assumed_minimum(c: ReconsiderationContext) -> float:
+    """The confidence the plan's assumption asked for: its own minimum when given."""
+    return ASSUMPTION_MIN_CONFIDENCE if c.belief_min_confidence is None else c.belief_min_confidence
 
 
 def _judge(
@@ -221,11 +230,11 @@ def _judge(
         case Trigger.FAILED_EXPECTATION:
             return Verdict.REPLAN, "an expectation was refuted by observation"
         case Trigger.WEAKENED_BELIEF if (
-            c.belief_confidence is not None and c.belief_confidence < ASSUMPTION_MIN_CONFIDENCE
+            c.belief_confidence is not None and c.belief_confidence < _assumed_minimum(c)
         ):
             return Verdict.REPLAN, (
                 f"the supporting belief fell to {c.belief_confidence:.2f}, below "
-                f"{ASSUMPTION_MIN_CONFIDENCE}"
+                f"{_assumed_minimum(c):g}"
             )
         case Trigger.BUDGET:
             return Verdict.SUSPEND, "the plan's budget is exhausted"

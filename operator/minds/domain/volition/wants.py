@@ -10,9 +10,17 @@ A want is derived, deterministically and selectively, from evidence only:
 | `contradiction`     | a held belief whose check a newer observation fails            | (look)   |
 | `request`           | a question or request on the Mind (`kubectl minds ask` adds)   | (look)   |
 | `due_commitment`    | a `do` commitment that is due or overdue                       | its own  |
+| `finding`           | an investigation's finding says its workload is unhealthy      | restart  |
 | `value`             | an approach want proposes means a configured value avoids      | opposes  |
 
 "(look)": no means; the intention formed is an investigation of the subject.
+
+A finding (an investigation's `summarise_findings` observation, taken in once) answers the
+question it was asked by what its status reading says (`healthy`). Unhealthy: the want to
+restore the workload is strengthened when one is active (a reinforcement whose term names the
+finding, `finding:PLAN/STEP`), or else created with origin `finding`. Healthy: the active wants
+that only asked to look at the workload are satisfied, held so by the investigation that
+answered them, so no new investigation forms for them while their situation lasts.
 
 Strength is a fold of recorded terms: a base by origin (for predictions and contradictions,
 plus the confidence that was let down), plus goal priority, times each declared drive the
@@ -35,7 +43,7 @@ evidence of anything.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -68,6 +76,8 @@ __all__ = [
     "DRIVE_NEUTRAL",
     "EVIDENCE_HORIZON",
     "FADED_BELOW",
+    "FINDINGS",
+    "FINDING_GAIN",
     "GOAL_PRIORITY_GAIN",
     "GOAL_STALLED_AFTER",
     "HALF_LIFE",
@@ -90,6 +100,7 @@ __all__ = [
     "decayed_strength",
     "derive_wants",
     "goal_met",
+    "healthy",
     "held",
     "satisfy",
     "suppress",
@@ -106,6 +117,7 @@ class WantOrigin(StrEnum):
     GOAL_STALLED = "goal_stalled"
     REQUEST = "request"
     DUE_COMMITMENT = "due_commitment"
+    FINDING = "finding"  # an investigation found its workload unhealthy
     VALUE = "value"  # an avoid want: a configured value argues against a proposed means
 
 
@@ -157,6 +169,7 @@ BASE_STRENGTH: Final[Mapping[WantOrigin, float]] = {
     WantOrigin.CONTRADICTION: 0.2,
     WantOrigin.REQUEST: 0.5,
     WantOrigin.DUE_COMMITMENT: 0.6,
+    WantOrigin.FINDING: 0.4,
 }
 #: A let-down expectation adds this times the confidence it was held with (the surprise):
 #: a refuted 0.8 prediction gives 0.52, a refuted 0.3 one 0.32, below the cut.
@@ -172,11 +185,15 @@ DRIVE_GAIN: Final = 0.5
 #: value also derives an avoid want that meets the approach in a conflict; this term is the
 #: value's pull on the want itself, recorded where the want's strength is made.
 VALUE_GAIN: Final = 0.25
+#: A finding that its workload is unhealthy raises an active want to restore it by this much
+#: (one reinforcement step: a finding is one more piece of evidence, not a new reason).
+FINDING_GAIN: Final = REINFORCEMENT_STEP
 #: Which drives each origin touches (by the names the Mind declares).
 DRIVES_BY_ORIGIN: Final[Mapping[WantOrigin, tuple[str, ...]]] = {
     WantOrigin.GOAL_UNMET: ("reliability",),
     WantOrigin.GOAL_STALLED: ("reliability",),
     WantOrigin.DUE_COMMITMENT: ("reliability",),
+    WantOrigin.FINDING: ("reliability",),
     WantOrigin.FAILED_PREDICTION: ("curiosity",),
     WantOrigin.CONTRADICTION: ("curiosity",),
     WantOrigin.REQUEST: ("curiosity",),
@@ -189,6 +206,7 @@ URGENCY: Final[Mapping[WantOrigin, float]] = {
     WantOrigin.CONTRADICTION: 0.4,
     WantOrigin.REQUEST: 0.5,
     WantOrigin.DUE_COMMITMENT: 0.7,
+    WantOrigin.FINDING: 0.6,
 }
 OVERDUE_URGENCY: Final = 1.0
 
@@ -197,6 +215,8 @@ RUNNING: Final = "running"
 IN_TRANSITION: Final = frozenset({"progressing"})
 STATUS: Final = "service.status"
 RESTART: Final = "service.restart"
+#: The capability an observation taken in from an investigation's findings is told by.
+FINDINGS: Final = "summarise_findings"
 
 
 # -- records ----------------------------------------------------------------------------------
@@ -402,10 +422,52 @@ def _workload(namespace: str | None, name: str, default_namespace: str) -> str:
 def goal_met(observation: Observation) -> bool | None:
     """True when the observation shows the subject running, False when it shows it unmet,
     None when it tells nothing (a rollout in progress)."""
-    state = observation.fields.get("state")
+    return _state_met(observation.fields.get("state"))
+
+
+def _state_met(state: JsonValue) -> bool | None:
     if state in IN_TRANSITION:
         return None
     return state == RUNNING
+
+
+def _status_reading(finding: Observation) -> Mapping[str, JsonValue]:
+    """The last status reading among a finding's results (its step, capability, parameters
+    and fields); empty when it has none."""
+    results = finding.fields.get("results")
+    readings = [
+        r
+        for r in (results if isinstance(results, list) else [])
+        if isinstance(r, dict) and r.get("capability") == STATUS
+    ]
+    return readings[-1] if readings else {}
+
+
+def _finding_status(finding: Observation) -> Mapping[str, JsonValue] | None:
+    """The fields the finding's status reading reported; None when it reported none (the
+    reading failed, or policy allowed none)."""
+    fields = _status_reading(finding).get("fields")
+    return fields if isinstance(fields, dict) else None
+
+
+def _finding_health(finding: Observation) -> bool | None:
+    read = _finding_status(finding)
+    return None if read is None else _state_met(read.get("state"))
+
+
+#: How each kind of observation tells its subject's health.
+_HEALTH: Final[Mapping[str, Callable[[Observation], bool | None]]] = {
+    STATUS: goal_met,
+    FINDINGS: _finding_health,
+}
+
+
+def healthy(observation: Observation) -> bool | None:
+    """What an observation says of its subject: running (True), not (False), or nothing (None:
+    a rollout under way, no status reading, a capability that does not tell health). A status
+    reading tells by its state; a finding by the status reading among its results."""
+    tell = _HEALTH.get(observation.capability)
+    return None if tell is None else tell(observation)
 
 
 def _spell_goes_on(want: Want) -> bool:
@@ -888,6 +950,16 @@ def derive_wants(
             *_from_commitments(mind_spec, context, now, registry),
         ]
     )
+    refuted = _refuted_restarts(predictions, now, registry)
+    for finding in _findings(observations, now):
+        told = _told_by_finding(
+            finding, mind_spec, current, now, refuted, namespace=namespace, mind=mind
+        )
+        approaches += apply(told.candidates)
+        decisions.extend(told.rejected)
+        for want, decision in told.changed:
+            current[want.id] = want
+            decisions.append(decision)
     apply(c for want in approaches for c in _avoiding(mind_spec, want))
     # The situation a fulfilled intention answered has ended: the next one may move it again.
     for wid, want in stored.items():
@@ -919,10 +991,189 @@ def derive_wants(
     return Derived(tuple(current[wid] for wid in sorted(current) if changed(wid)), tuple(decisions))
 
 
+# -- findings ---------------------------------------------------------------------------------
+
+
+class _Told(NamedTuple):
+    """What one finding does: candidates to meet the stored wants, and wants it changed."""
+
+    candidates: list[_Candidate]
+    changed: list[tuple[Want, VolitionDecision]]
+    rejected: tuple[VolitionDecision, ...] = ()
+
+
+def _findings(observations: Sequence[Observation], now: datetime) -> list[Observation]:
+    """Recent findings about a workload (`namespace/name`), oldest first."""
+    return sorted(
+        (
+            o
+            for o in observations
+            if o.capability == FINDINGS and _recent(o.at, now) and _is_workload(o.subject)
+        ),
+        key=lambda o: (o.at, o.subject),
+    )
+
+
+def _is_workload(subject: str) -> bool:
+    return "/" in subject and ":" not in subject
+
+
+def _source(finding: Observation) -> str:
+    return f"{finding.fields.get('plan')}/{finding.fields.get('step')}"
+
+
+def _finding_inputs(finding: Observation) -> dict[str, JsonValue]:
+    return {
+        "finding": {k: finding.fields.get(k) for k in ("plan", "step", "intention")},
+        "findings": finding.fields.get("findings"),
+        "observedAt": finding.at.isoformat(),
+    }
+
+
+def _refuted_restarts(
+    predictions: Sequence[PredictionRecord], now: datetime, registry: CapabilityRegistry
+) -> dict[str, PredictionRecord]:
+    """The workloads a recent refuted prediction saw not running as expected (an action on
+    them did not have its outcome), with the latest such prediction."""
+    found: dict[str, PredictionRecord] = {}
+    for p in sorted(predictions, key=lambda p: (p.resolved_at or now, p.id)):
+        if p.status is not PredictionStatus.REFUTED or p.resolved_at is None:
+            continue
+        checked = _check_target(p.criteria, registry)
+        if checked is not None and _recent(p.resolved_at, now):
+            found[checked[1]] = p
+    return found
+
+
+def _told_by_finding(
+    finding: Observation,
+    spec: MindSpec,
+    current: Mapping[str, Want],
+    now: datetime,
+    refuted: Mapping[str, PredictionRecord],
+    *,
+    namespace: str,
+    mind: str,
+) -> _Told:
+    """An unhealthy finding strengthens the active wants to restore its workload, or makes one
+    (not when an action on it was just seen not to have its outcome: restarting again is what
+    the refutation argues against); a healthy finding satisfies the active wants that only
+    asked to look at it (see the module notes). A finding that tells nothing changes nothing."""
+    health = healthy(finding)
+    if health is None:
+        return _Told([], [])
+    subject = finding.subject
+    about = [
+        w
+        for w in sorted(current.values(), key=lambda w: w.id)
+        if w.status is WantStatus.ACTIVE
+        and w.valence is Valence.APPROACH
+        and (w.target or w.subject) == subject
+    ]
+    if health:
+        return _Told([], [_answered(w, finding, now) for w in about if w.means is None])
+    restoring = [w for w in about if w.means is not None and w.means.capability == RESTART]
+    if restoring:
+        return _Told([], [_strengthened(w, finding, now) for w in restoring])
+    candidate = _valued(spec, _restore(finding, spec))
+    failing = refuted.get(subject)
+    if failing is None:
+        return _Told([candidate], [])
+    fresh = _new_want(candidate, spec, namespace, mind, now, None)
+    reason = (
+        f"not wanted: {subject} was seen not to recover after an action on it (prediction "
+        f"{failing.id} of plan {failing.plan} was refuted); acting on it again is what that "
+        "argues against"
+    )
+    rejected = _decision(
+        fresh,
+        DecisionKind.DERIVATION,
+        "rejected",
+        reason,
+        now,
+        inputs={**candidate.inputs, "refutedPrediction": failing.id},
+        scores={"strength": candidate.strength},
+        terms=candidate.terms,
+        basis=json.dumps(["refuted", failing.id, _source(finding)]),
+    )
+    return _Told([], [], (rejected,))
+
+
+def _state_of(finding: Observation) -> str:
+    read = _finding_status(finding) or {}
+    return str(read.get("state") or "unknown")
+
+
+def _answered(want: Want, finding: Observation, now: datetime) -> tuple[Want, VolitionDecision]:
+    """Satisfied by the finding, and held so by the investigation that found it."""
+    reason = (
+        f"answered by the finding of {_source(finding)}: {finding.subject} is {_state_of(finding)}"
+    )
+    satisfied, decision = satisfy(want, now, reason)
+    intention = finding.fields.get("intention")
+    held_by = str(intention) if intention else f"finding:{_source(finding)}"
+    inputs = {**decision.inputs, **_finding_inputs(finding)}
+    decision = decision.model_copy(update={"inputs": inputs})
+    return satisfied.model_copy(update={"fulfilled_by": held_by[:128]}), decision
+
+
+def _strengthened(want: Want, finding: Observation, now: datetime) -> tuple[Want, VolitionDecision]:
+    """The want to restore the workload, raised by one step; the term names the finding."""
+    decayed = decayed_strength(want, now)
+    terms = (
+        Term(name="decayed", op=TermOp.SET, value=decayed),
+        Term(name=f"finding:{_source(finding)}", op=TermOp.ADD, value=FINDING_GAIN),
+    )
+    raised = want.model_copy(
+        update={
+            "strength": _unit(total(terms)),
+            "terms": terms,
+            "evidence_at": _newest(want.evidence_at, finding.at),
+            "updated_at": now,
+            "last_reinforced_at": now,
+        }
+    )
+    return raised, _decision(
+        raised,
+        DecisionKind.REINFORCEMENT,
+        "reinforced",
+        f"the finding of {_source(finding)}: {finding.subject} is {_state_of(finding)}",
+        now,
+        inputs=_finding_inputs(finding),
+        scores={"before": decayed, "strength": raised.strength},
+        terms=terms,
+    )
+
+
+def _restore(finding: Observation, spec: MindSpec) -> _Candidate:
+    """The want to restore a workload a finding says is unhealthy, restarting it."""
+    origin = WantOrigin.FINDING
+    base = Term(name=f"finding:{_source(finding)}", op=TermOp.SET, value=BASE_STRENGTH[origin])
+    terms, drives = _modulated(spec, origin, [base])
+    namespace, name = finding.subject.split("/", 1)
+    parameters = _status_reading(finding).get("parameters")
+    read = parameters if isinstance(parameters, dict) else {}
+    workload = {"namespace": namespace, "kind": read.get("kind") or "Deployment", "name": name}
+    return _Candidate(
+        subject=finding.subject,
+        origin=origin,
+        summary=f"the finding of {_source(finding)}: {finding.subject} is "
+        f"{_state_of(finding)}; restore it",
+        terms=terms,
+        urgency=URGENCY[origin],
+        evidence_at=finding.at,
+        since=finding.at,
+        drives=drives,
+        target=finding.subject,
+        means=Means(capability=RESTART, parameters=workload),
+        inputs=_finding_inputs(finding),
+    )
+
+
 def _met_goal(want: Want, observations: Sequence[Observation], now: datetime) -> Observation | None:
     """The observation that shows a goal want's subject running again, if there is one newer
     than the want's evidence."""
-    if want.origin not in (WantOrigin.GOAL_UNMET, WantOrigin.GOAL_STALLED):
+    if want.origin not in (WantOrigin.GOAL_UNMET, WantOrigin.GOAL_STALLED, WantOrigin.FINDING):
         return None
     telling = [
         o

@@ -40,6 +40,7 @@ from minds.domain.planning.model import (
 )
 from minds.domain.resources.approval import Explanation, GrantRequest
 from minds.domain.resources.plan import PlanResourceStatus
+from minds.domain.volition.findings import finding_results
 from minds.engine.capability_service import (
     CapabilityRequest,
     InvocationOutcome,
@@ -255,7 +256,8 @@ def _internal(run: Run) -> Claimed | None:
             "observation": Observation(summary=text or "nothing observed", observed_at=run.now),
         }
     )
-    return run.settle(new, [Effect(kind, run.step.key, text)])
+    results = finding_results(run.plan, run.step, all_states)
+    return run.settle(new, [Effect(kind, run.step.key, text, data={"results": results})])
 
 
 #: One handler per step kind (``test_every_step_kind_has_a_handler`` keeps it whole).

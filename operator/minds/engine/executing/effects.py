@@ -114,7 +114,11 @@ def _fulfil_subordinates(s: Scene, effect: Effect) -> None:
 
 
 def _observation_row(deps: Deps, body: dict[str, Any], plan: Plan, effect: Effect) -> Entry:
-    payload = {"step": effect.step, "observation": effect.reason}
+    payload = {
+        "step": effect.step,
+        "observation": effect.reason,
+        "results": effect.data.get("results") or [],
+    }
     return Entry(plan_row(deps, body, plan, "observation_recorded", (effect.step,), payload))
 
 

@@ -80,6 +80,7 @@ def answer(
     forbidden: bool = False,
     approval_required: bool = False,
     belief_confidence: float | None = None,
+    belief_min_confidence: float | None = None,
 ) -> Reconsideration | None:
     """Reconsider the plan's intention on ``trigger``, record the choice, apply it, then say
     so in the plan's ``plan_reconsidered`` row (its reason: ``cause``, what happened, when
@@ -99,6 +100,7 @@ def answer(
             forbidden=forbidden,
             approval_required=approval_required,
             belief_confidence=belief_confidence,
+            belief_min_confidence=belief_min_confidence,
             replannable=plan.origin is not PlanOrigin.OPERATOR,
             basis=f"{meta['uid']}:{trigger.value}",
         ),

@@ -112,6 +112,7 @@ def _review(deps: Deps, namespace: str, mind: str, judge: Judge) -> int:
                 forbidden=found.forbidden,
                 approval_required=found.approval_required,
                 belief_confidence=found.belief_confidence,
+                belief_min_confidence=found.belief_min_confidence,
             )
             is not None
         )
@@ -143,7 +144,12 @@ def belief_finding(
     weak = weakened(plan.assumptions, beliefs) if acting else None
     if weak is None:
         return None
-    return Finding(Trigger.WEAKENED_BELIEF, weak.reason, belief_confidence=weak.confidence)
+    return Finding(
+        Trigger.WEAKENED_BELIEF,
+        weak.reason,
+        belief_confidence=weak.confidence,
+        belief_min_confidence=weak.min_confidence,
+    )
 
 
 def finding(
