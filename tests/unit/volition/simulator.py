@@ -204,6 +204,11 @@ class Simulation:
     def spell(self, at: datetime) -> int:
         return self.world.spell(at)
 
+    def incident(self, at: datetime) -> int:
+        """The last spell that began by ``at`` (-1: none yet), healed or not: what the mind
+        still deals with after a break (a contradicted belief, a refuted prediction)."""
+        return max((i for i, s in enumerate(self.spells) if s.start <= at), default=-1)
+
     def _operator(self, now: datetime) -> None:
         window = self.operator_window
         if window is None or not window[0] <= now < window[1]:
@@ -370,8 +375,8 @@ class Simulation:
 
     @property
     def formed(self) -> Counter[tuple[str, int]]:
-        """Intentions formed per (want, spell the workload was in: -1 none)."""
-        return Counter((want, self.spell(i.created_at)) for want, i in self._formed())
+        """Intentions formed per (want, incident: -1 before any)."""
+        return Counter((want, self.incident(i.created_at)) for want, i in self._formed())
 
     @property
     def restarts(self) -> Counter[int]:

@@ -68,7 +68,7 @@ def the_mind(commitment_due_minutes: int | None, asked: bool, restart: str = "al
 
 def bounded(sim: Simulation) -> None:
     """What must hold after any simulated days."""
-    # Per want: one intention for one situation (a spell of the workload, or none).
+    # Per want: one intention for one situation (an incident of the workload, or none).
     assert max(sim.formed.values(), default=0) <= 1, sim.formed
     # Per commitment: a due commitment acts once.
     assert max(sim.acts_for.values(), default=0) <= 1, sim.acts_for
