@@ -254,9 +254,12 @@ class Simulation:
         wake-ups it asks for, every Approval reconciled (expiry included), people's answers."""
         for _ in range(PASSES):
             now = self.clock()
+            known = len(self.seen)
             wakes = self._people(now) + self._approvals(now) + self._plans(now)
-            if any(w <= now for w in wakes):
-                continue  # more to do at once (a plan that hit its transitions per tick)
+            if len(self.seen) > known or any(w <= now for w in wakes):
+                # More to do at once: a new object's watch event, a plan that hit its
+                # transitions per tick, a person who just answered.
+                continue
             later = [w for w in wakes if w < until]
             if not later:
                 return
