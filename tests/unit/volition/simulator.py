@@ -142,8 +142,9 @@ class Simulation:
     events: FakeEvents = field(default_factory=FakeEvents)
     #: When each Plan and Approval was first seen (what people's delays count from).
     seen: dict[tuple[str, str], datetime] = field(default_factory=dict)
-    #: Ticks that ended in an exception would hide a broken engine: none may.
     cycles: int = 0
+    #: When the last cycle ran.
+    last_cycle_at: datetime | None = None
 
     def __post_init__(self) -> None:
         self.world = Workload(self.clock, self.spells, self.restart_heals)
@@ -187,19 +188,21 @@ class Simulation:
         at, end = start, start + timedelta(days=days)
         while at < end:
             self.clock.now = max(self.clock.now, at)
-            self._operator(at)
-            self.mind.run(NS, NAME)
-            self.cycles += 1
+            self._cycle()
             self._controller(until=at + every)
             at += every
 
     def cycle(self, now: datetime) -> None:
         """One cycle at ``now`` and the controller's work right after it."""
         self.clock.now = max(self.clock.now, now)
-        self._operator(now)
+        self._cycle()
+        self._controller(until=now)
+
+    def _cycle(self) -> None:
+        self._operator(self.clock())
+        self.last_cycle_at = self.clock()
         self.mind.run(NS, NAME)
         self.cycles += 1
-        self._controller(until=now)
 
     def spell(self, at: datetime) -> int:
         return self.world.spell(at)
@@ -346,6 +349,21 @@ class Simulation:
     def commitments(self) -> dict[str, CommitmentState]:
         states = self.ledger.commitment_states(NS, NAME)
         return {name: CommitmentState(state) for name, state in states.items()}
+
+    @property
+    def unsettled(self) -> list[Want]:
+        """Wants still serving an intention that had ended before the last cycle began: that
+        cycle should have settled them."""
+        intentions = self.intentions
+        last = self.last_cycle_at
+        return [
+            w
+            for w in self.wants.values()
+            if (i := intentions.get(w.intention or "")) is not None
+            and i.status.final
+            and last is not None
+            and i.updated_at < last
+        ]
 
     def _formed(self) -> list[tuple[str, IntentionRecord]]:
         """Each intention the cycle formed, with the want it serves."""
