@@ -147,6 +147,18 @@ def test_a_refuted_restart_escalates_once_and_is_not_repeated_over_days() -> Non
     bounded(sim)
 
 
+def test_a_refuted_restart_is_remembered_when_a_commitment_asks_for_another() -> None:
+    """The restart did not heal and its intention lapsed; a commitment to restart falls due in
+    the same spell: the failure remembered for the workload makes the mind tell a person
+    instead of restarting it a second time."""
+    broken = (Spell(T0, timedelta(days=DAYS)),)
+    sim = Simulation(spec=the_mind(30 * 60, False), spells=broken, restart_heals=False)
+    sim.run(T0, days=DAYS, every=timedelta(minutes=15))
+    assert sim.restarts == {0: 1}
+    assert sim.acts_for == {}
+    bounded(sim)
+
+
 def test_a_restart_that_heals_ends_the_spell_with_one_restart() -> None:
     broken = (Spell(T0 + timedelta(hours=1), timedelta(days=1)),)
     sim = Simulation(spec=the_mind(None, False), spells=broken, restart_heals=True)
