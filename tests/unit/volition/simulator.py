@@ -151,31 +151,35 @@ class Simulation:
         spec = self.spec.to_k8s()
         spec.setdefault("approvers", {"groups": ["sre"]})
         self.resources.create(MIND, NS, {"metadata": {"name": NAME}, "spec": spec})
-        common = {"resources": self.resources, "clock": self.clock}
+        resources, ledger, events, clock = self.resources, self.ledger, self.events, self.clock
         capabilities = CapabilityService(
-            **common, ledger=self.ledger, drivers=self.world, registry=REGISTRY
+            resources=resources, ledger=ledger, drivers=self.world, clock=clock, registry=REGISTRY
         )
-        self.approvals = ApprovalService(**common, ledger=self.ledger, events=self.events)
-        planning = PlanningService(**common, registry=REGISTRY)
+        self.approvals = ApprovalService(
+            resources=resources, ledger=ledger, events=events, clock=clock
+        )
+        planning = PlanningService(resources=resources, clock=clock, registry=REGISTRY)
         self.plans = PlanService(
-            **common, ledger=self.ledger, events=self.events, registry=REGISTRY
+            resources=resources, ledger=ledger, events=events, clock=clock, registry=REGISTRY
         )
         self.executor = Executor(
-            **common,
-            ledger=self.ledger,
-            events=self.events,
+            resources=resources,
+            ledger=ledger,
+            events=events,
             capabilities=capabilities,
             approvals=self.approvals,
             planning=planning,
+            clock=clock,
             registry=REGISTRY,
             holder="simulated-controller",
         )
         self.mind = MindCycle(
-            **common,
-            ledger=self.ledger,
+            resources=resources,
+            ledger=ledger,
             capabilities=capabilities,
             planning=planning,
             approvals=self.approvals,
+            clock=clock,
             registry=REGISTRY,
             review_assumptions=self.executor.review_assumptions,
         )
@@ -390,6 +394,7 @@ class Simulation:
         found = []
         for (at, spell), execution in zip(self.world.restarts, executions, strict=True):
             assert execution.target == ATLAS
+            assert execution.origin.plan is not None  # a restart is always a plan's step
             origin, intention = self._plan_origin(execution.origin.plan)
             found.append((at, spell, origin, intention))
         return found
