@@ -446,6 +446,15 @@ class Simulation:
             if i.kind is IntentionKind.INVESTIGATION and want in wants
         )
 
+    @property
+    def investigations(self) -> Counter[tuple[str | None, int]]:
+        """Investigations formed per (subject, incident), whatever want moved them."""
+        return Counter(
+            (i.subject, self.incident(i.created_at))
+            for _, i in self._formed()
+            if i.kind is IntentionKind.INVESTIGATION
+        )
+
     def _mine(self) -> list[dict[str, Any]]:
         """The mind's own plans (not a person's, not dreams)."""
         return [
