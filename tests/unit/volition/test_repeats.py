@@ -10,6 +10,7 @@ import pytest
 from minds.domain.capabilities.registry import REGISTRY
 from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus
 from minds.domain.planning.model import Plan, PlanOrigin
+from minds.domain.resources.kinds import APPROVAL
 from minds.domain.volition.commitments import CommitmentState
 from minds.domain.volition.coverage import OpenPlan, covering, open_plan
 from minds.domain.volition.decisions import DecisionKind
@@ -315,6 +316,24 @@ def test_an_unanswered_restart_is_asked_once_over_days() -> None:
     assert [p["status"]["phase"] for p in sim._mine() if p["spec"]["strategy"] == "direct"] == [
         "abandoned"
     ]
+
+
+def test_an_expired_approval_blocks_and_nobody_is_asked_again() -> None:
+    # Cycles every 7 minutes: the Approval's expiry (a day) falls between two cycles, so it
+    # expires before the blocked intention would lapse in a cycle.
+    sim = asking_mind(decision=None)
+    sim.run(T0, days=3, every=timedelta(minutes=7))
+    [approval] = sim.resources.list(APPROVAL, NS)
+    assert approval["status"]["phase"] == "Expired"
+    blocked = [
+        d
+        for d in sim.ledger.decisions(namespace=NS, mind=MIND, kind="reconsideration")
+        if d.outcome == "block"
+    ]
+    assert [d.decided_at for d in blocked] == [T0 + timedelta(days=1)]
+    assert sim.asked == 1
+    assert sim.restarts == {}
+    assert orphans(sim) == []
 
 
 def test_a_cancelled_plan_suppresses_its_want_in_the_cancellers_name() -> None:
