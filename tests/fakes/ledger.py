@@ -24,6 +24,7 @@ from minds.domain.beliefs import (
     PredictionRecord,
     PredictionStatus,
     belief_id,
+    prediction_evidence_key,
     updated_confidence,
 )
 from minds.domain.errors import NotFound
@@ -371,6 +372,17 @@ class FakeLedger:
             }
         )
         self.predictions_[prediction_id] = resolved
+        # As the real ledger, in the same call: a confirmed or refuted prediction is evidence
+        # for or against the belief it tested.
+        if resolved.belief_id is not None and status is not PredictionStatus.EXPIRED:
+            self.add_evidence(
+                resolved.belief_id,
+                supports=status is PredictionStatus.CONFIRMED,
+                weight=1.0,
+                key=prediction_evidence_key(resolved.id),
+                at=at,
+                note=f"prediction {resolved.id} {status.value} ({resolved.plan} {resolved.step})",
+            )
         return resolved
 
     def store_procedure(self, memory: ProceduralMemory) -> bool:

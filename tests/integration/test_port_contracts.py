@@ -539,3 +539,36 @@ def test_events_read_by_type_come_in_the_order_appended(ledger: Any) -> None:
     assert [e.idempotency_key for e in found] == [f"{uid}:a", f"{uid}:b", f"{uid}:c"]
     assert ledger.event(f"{uid}:b").type == "plan_step_completed"
     assert ledger.event(f"{uid}:nothing") is None
+
+
+def test_a_resolved_prediction_is_evidence_about_its_belief_once(ledger: Any) -> None:
+    mind = f"keeper-{uuid.uuid4().hex[:8]}"
+    belief = ledger.upsert_belief("contract", mind, "contract/atlas-worker runs", 0.8, NOW)
+
+    def resolved(key: str, status: PredictionStatus) -> Any:
+        record = PredictionRecord(
+            id=f"pred-{mind}-{key}",
+            namespace="contract",
+            mind=mind,
+            plan="p",
+            step=key,
+            belief_id=belief.id,
+            criteria={"field": "state"},
+            confidence=0.8,
+            window_start=NOW,
+            window_end=NOW + timedelta(minutes=1),
+        )
+        ledger.open_prediction(record)
+        ledger.resolve_prediction(record.id, status, NOW + timedelta(minutes=1), {})
+        ledger.resolve_prediction(record.id, status, NOW + timedelta(minutes=2), {})  # again
+        [after] = ledger.beliefs("contract", mind)
+        return after
+
+    refuted = resolved("refuted", PredictionStatus.REFUTED)
+    assert (refuted.evidence_for, refuted.evidence_against) == (0, 1)
+    assert refuted.confidence < belief.confidence
+    expired = resolved("expired", PredictionStatus.EXPIRED)  # an unread window tells nothing
+    assert expired.confidence == refuted.confidence
+    confirmed = resolved("confirmed", PredictionStatus.CONFIRMED)
+    assert (confirmed.evidence_for, confirmed.evidence_against) == (1, 1)
+    assert confirmed.confidence > refuted.confidence

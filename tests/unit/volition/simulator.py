@@ -263,7 +263,7 @@ class Simulation:
             now = self.clock()
             known = len(self.seen)
             wakes = self._people(now) + self._approvals(now) + self._plans(now)
-            if len(self.seen) > known or any(w <= now for w in wakes):
+            if len(self.seen) > known or self._unseen() or any(w <= now for w in wakes):
                 # More to do at once: a new object's watch event, a plan that hit its
                 # transitions per tick, a person who just answered.
                 continue
@@ -272,6 +272,14 @@ class Simulation:
                 return
             self.clock.now = min(later)
         raise AssertionError(f"the controller never settled before {until}")
+
+    def _unseen(self) -> bool:
+        """Whether a Plan or Approval appeared that the controller has not looked at yet."""
+        return any(
+            (kind.plural, body["metadata"]["name"]) not in self.seen
+            for kind in (PLAN, APPROVAL)
+            for body in self.resources.list(kind, NS)
+        )
 
     def _plans(self, now: datetime) -> list[datetime]:
         wakes = []
