@@ -140,7 +140,7 @@ def test_nothing_repeats_by_itself(  # type: ignore[no-untyped-def]
 def test_a_refuted_restart_escalates_once_and_is_not_repeated_over_days() -> None:
     broken = (Spell(T0, timedelta(days=DAYS)),)
     sim = Simulation(spec=the_mind(None, False), spells=broken, restart_heals=False)
-    sim.run(T0, days=DAYS, every=timedelta(minutes=5))
+    sim.run(T0, days=DAYS, every=timedelta(minutes=10))
     assert sim.restarts == {0: 1}
     # Told once; the escalation nobody answered lapses each day and a person is told again.
     assert sim.escalations == {0: 1}
@@ -162,7 +162,7 @@ def test_a_refuted_restart_is_remembered_when_a_commitment_asks_for_another() ->
 def test_a_restart_that_heals_ends_the_spell_with_one_restart() -> None:
     broken = (Spell(T0 + timedelta(hours=1), timedelta(days=1)),)
     sim = Simulation(spec=the_mind(None, False), spells=broken, restart_heals=True)
-    sim.run(T0, days=DAYS, every=timedelta(minutes=5))
+    sim.run(T0, days=DAYS, every=timedelta(minutes=10))
     assert sim.restarts == {0: 1}
     assert sim.escalations == {}
     bounded(sim)
@@ -170,7 +170,7 @@ def test_a_restart_that_heals_ends_the_spell_with_one_restart() -> None:
 
 def test_a_due_commitment_acts_once_per_due_time() -> None:
     sim = Simulation(spec=the_mind(30, False), spells=(), restart_heals=True)
-    sim.run(T0, days=DAYS, every=timedelta(minutes=5))
+    sim.run(T0, days=DAYS, every=timedelta(minutes=10))
     assert sim.acts_for == {"nightly-restart": 1}
     assert sim.commitments["nightly-restart"].value == "fulfilled"
 

@@ -319,10 +319,10 @@ def test_an_unanswered_restart_is_asked_once_over_days() -> None:
 
 
 def test_an_expired_approval_blocks_and_nobody_is_asked_again() -> None:
-    # Cycles every 7 minutes: the Approval's expiry (a day) falls between two cycles, so it
+    # Cycles every 13 minutes: the Approval's expiry (a day) falls between two cycles, so it
     # expires before the blocked intention would lapse in a cycle.
     sim = asking_mind(decision=None)
-    sim.run(T0, days=3, every=timedelta(minutes=7))
+    sim.run(T0, days=3, every=timedelta(minutes=13))
     [approval] = sim.resources.list(APPROVAL, NS)
     assert approval["status"]["phase"] == "Expired"
     blocked = [
