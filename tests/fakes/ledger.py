@@ -72,6 +72,7 @@ class FakeLedger:
         self.wants_: dict[str, tuple[str, str, str, dict[str, Any], int]] = {}
         self.conflicts_: dict[str, tuple[str, str, bool, dict[str, Any]]] = {}
         self.commitments_: dict[tuple[str, str, str], str] = {}
+        self.commitment_times_: dict[tuple[str, str, str], datetime] = {}
         #: Minds whose cycle lock is held (a test may hold one, as another controller would).
         self.held_cycles: set[tuple[str, str]] = set()
         #: Targets whose lock is held (a test may hold one, as another controller would).
@@ -509,6 +510,7 @@ class FakeLedger:
         if self.commitments_.get(key) == state:
             return False
         self.commitments_[key] = state
+        self.commitment_times_[key] = at
         reason = None if reason is None else mask_note(reason)
         self.append_event(
             _entity_event(
@@ -526,6 +528,14 @@ class FakeLedger:
 
     def commitment_states(self, namespace: str, mind: str) -> dict[str, str]:
         return {n: s for (ns, m, n), s in self.commitments_.items() if (ns, m) == (namespace, mind)}
+
+    def commitment_fulfilments(self, namespace: str, mind: str) -> dict[str, datetime]:
+        """When each fulfilled commitment was fulfilled."""
+        return {
+            n: self.commitment_times_[(ns, m, n)]
+            for (ns, m, n), s in self.commitments_.items()
+            if (ns, m) == (namespace, mind) and s == "fulfilled"
+        }
 
     @contextmanager
     def cycle_lock(self, namespace: str, mind: str) -> Iterator[bool]:
