@@ -4,6 +4,7 @@ want, per commitment and per workload."""
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import timedelta
 from typing import Any
 
@@ -173,6 +174,17 @@ def test_a_due_commitment_acts_once_per_due_time() -> None:
     sim.run(T0, days=DAYS, every=timedelta(minutes=10))
     assert sim.acts_for == {"nightly-restart": 1}
     assert sim.commitments["nightly-restart"].value == "fulfilled"
+
+
+def test_a_recurring_commitment_acts_once_per_period() -> None:
+    spec = the_mind(0, False).to_k8s()
+    spec["commitments"][0]["everySeconds"] = 6 * 3600
+    sim = Simulation(spec=MindSpec.model_validate(spec), spells=(), restart_heals=True)
+    sim.run(T0, days=2, every=timedelta(minutes=10))
+    periods = Counter((at - T0) // timedelta(hours=6) for at, *_ in sim._restarts())
+    assert periods == Counter(range(8))
+    assert sim.acts_for == {"nightly-restart": 8}
+    assert sim.unsettled == []
 
 
 def test_one_question_one_investigation() -> None:
