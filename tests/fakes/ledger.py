@@ -3,6 +3,8 @@
 Rows are masked as the real ledger masks them; a batch of events is all or nothing (a row
 Postgres would refuse, text with a NUL character, fails the whole batch); keys are unique.
 ``fail_next_append`` makes the next journal call fail, as a lost connection would.
+The volition roles (wants, conflicts, commitment states, the cycle's lock) are here too, so
+the mind's own cycle (``MindCycle``) runs over this fake as over the real ledger.
 """
 
 from __future__ import annotations
@@ -35,7 +37,14 @@ from minds.domain.intentions import (
     transitioned,
     updated,
 )
-from minds.domain.ledger import EventRecord, MindRecord, mask_secrets
+from minds.domain.ledger import (
+    EventRecord,
+    MindRecord,
+    SubjectRef,
+    idempotency_key,
+    mask_note,
+    mask_secrets,
+)
 from minds.domain.procedures import ProceduralMemory
 
 
@@ -47,6 +56,9 @@ class FakeLedger:
     def __init__(self) -> None:
         self.rows: list[EventRecord] = []
         self._keys: set[str] = set()
+        #: The journal indexed by key and by type (each type's rows with their place in it).
+        self._by_key: dict[str, EventRecord] = {}
+        self._by_type: dict[str, list[tuple[int, EventRecord]]] = {}
         self._executions: dict[str, ExecutionRecord] = {}
         self._outcomes: dict[int, ExecutionOutcome] = {}
         self._ids = itertools.count(1)
@@ -56,6 +68,13 @@ class FakeLedger:
         self.predictions_: dict[str, PredictionRecord] = {}
         self.procedures_: dict[str, ProceduralMemory] = {}
         self.decisions_: dict[str, Decision] = {}
+        #: Wants by id: (namespace, mind, status, data, version), in the order first stored.
+        self.wants_: dict[str, tuple[str, str, str, dict[str, Any], int]] = {}
+        self.conflicts_: dict[str, tuple[str, str, bool, dict[str, Any]]] = {}
+        self.commitments_: dict[tuple[str, str, str], str] = {}
+        self.commitment_times_: dict[tuple[str, str, str], datetime] = {}
+        #: Minds whose cycle lock is held (a test may hold one, as another controller would).
+        self.held_cycles: set[tuple[str, str]] = set()
         #: Targets whose lock is held (a test may hold one, as another controller would).
         self.held_targets: set[tuple[str, str]] = set()
         self.fail_next_append = False
@@ -69,7 +88,10 @@ class FakeLedger:
         if self._depth:
             yield
             return
-        kept = {k: copy.deepcopy(v) for k, v in vars(self).items() if k != "_depth"}
+        # What is stored is never changed in place (records are frozen and replaced, never
+        # edited), so a copy of each container is a snapshot, at a cost that lets a test run
+        # the mind for simulated days.
+        kept = {k: copy.copy(v) for k, v in vars(self).items() if k != "_depth"}
         self._depth += 1
         try:
             yield
@@ -93,13 +115,17 @@ class FakeLedger:
         fresh: list[bool] = []
         batch: set[str] = set()
         for record in masked:
-            new = record.idempotency_key not in self._keys | batch
+            new = record.idempotency_key not in self._keys and record.idempotency_key not in batch
             batch.add(record.idempotency_key)
             fresh.append(new)
         for record, new in zip(masked, fresh, strict=True):
             if new:
                 self.rows.append(record)
                 self._keys.add(record.idempotency_key)
+                self._by_key[record.idempotency_key] = record
+                # A new list, not an append: a transaction's snapshot keeps the old one.
+                at = len(self.rows) - 1
+                self._by_type[record.type] = [*self._by_type.get(record.type, ()), (at, record)]
         return fresh
 
     def events(
@@ -114,9 +140,15 @@ class FakeLedger:
         **_: Any,
     ) -> list[EventRecord]:
         types = None if type is None else ({type} if isinstance(type, str) else set(type))
+        # Read by type when asked by type (the cycle reads a few types of a long journal).
+        rows = (
+            self.rows
+            if types is None
+            else [r for _, r in sorted(r for t in types for r in self._by_type.get(t, ()))]
+        )
         return [
             r
-            for r in self.rows
+            for r in rows
             if (mind is None or r.mind == mind)
             and (namespace is None or r.namespace == namespace)
             and (types is None or r.type in types)
@@ -126,7 +158,7 @@ class FakeLedger:
         ]
 
     def event(self, idempotency_key: str) -> EventRecord | None:
-        return next((r for r in self.rows if r.idempotency_key == idempotency_key), None)
+        return self._by_key.get(idempotency_key)
 
     def types(self, subject_uid: str | None = None) -> list[str]:
         return [r.type for r in self.events(subject_uid=subject_uid)]
@@ -341,16 +373,16 @@ class FakeLedger:
             }
         )
         self.predictions_[prediction_id] = resolved
+        # As the real ledger, in the same call: a confirmed or refuted prediction is evidence
+        # for or against the belief it tested.
         if resolved.belief_id in self.beliefs_ and status is not PredictionStatus.EXPIRED:
-            # As the real ledger does, in the same step: the outcome is evidence about the
-            # belief the prediction tested.
             self.add_evidence(
                 resolved.belief_id,
                 supports=status is PredictionStatus.CONFIRMED,
                 weight=1.0,
-                key=prediction_evidence_key(prediction_id),
+                key=prediction_evidence_key(resolved.id),
                 at=at,
-                note=f"prediction {prediction_id} {status.value}",
+                note=f"prediction {resolved.id} {status.value} ({resolved.plan} {resolved.step})",
             )
         return resolved
 
@@ -416,6 +448,161 @@ class FakeLedger:
             and (kind is None or d.kind == kind)
             and (subject is None or d.subjects.get(subject[0]) == subject[1])
         ]
+
+    # -- wants, conflicts, commitment states, the cycle's lock -------------------------------
+
+    def upsert_want(
+        self,
+        *,
+        namespace: str,
+        mind: str,
+        want_id: str,
+        subject: str,
+        status: str,
+        strength: float,
+        data: Mapping[str, JsonValue],
+        at: datetime,
+    ) -> bool:
+        payload = mask_secrets(dict(data))
+        found = self.wants_.get(want_id)
+        if found is not None and found[2] == status and found[3] == payload:
+            return False
+        if found is None:
+            event_type, version = "want_derived", 1
+        else:
+            event_type = "want_updated" if found[2] == status else f"want_{status}"
+            version = found[4] + 1
+        self.wants_[want_id] = (namespace, mind, status, copy.deepcopy(payload), version)
+        self.append_event(
+            _entity_event(
+                namespace,
+                mind,
+                event_type,
+                "Want",
+                want_id,
+                {"subject": subject, "status": status, "strength": strength},
+                at,
+                idempotency_key("want", want_id, str(version)),
+            )
+        )
+        return True
+
+    def wants(self, namespace: str, mind: str, status: str | None = None) -> list[dict[str, Any]]:
+        return [
+            copy.deepcopy(data)
+            for ns, m, st, data, _ in self.wants_.values()
+            if ns == namespace and m == mind and (status is None or st == status)
+        ]
+
+    def save_conflict(
+        self,
+        *,
+        namespace: str,
+        mind: str,
+        conflict_id: str,
+        open_: bool,
+        data: Mapping[str, JsonValue],
+        at: datetime,
+    ) -> None:
+        self.conflicts_[conflict_id] = (namespace, mind, open_, copy.deepcopy(dict(data)))
+
+    def conflicts(
+        self, namespace: str, mind: str, *, open_only: bool = True
+    ) -> list[dict[str, Any]]:
+        return [
+            copy.deepcopy(data)
+            for ns, m, is_open, data in self.conflicts_.values()
+            if ns == namespace and m == mind and (is_open or not open_only)
+        ]
+
+    def set_commitment_state(
+        self, namespace: str, mind: str, name: str, state: str, reason: str | None, at: datetime
+    ) -> bool:
+        key = (namespace, mind, name)
+        if self.commitments_.get(key) == state:
+            return False
+        self.commitments_[key] = state
+        self.commitment_times_[key] = at
+        reason = None if reason is None else mask_note(reason)
+        self.append_event(
+            _entity_event(
+                namespace,
+                mind,
+                f"commitment_{state}",
+                "Commitment",
+                f"{mind}/{name}",
+                {"commitment": name, "reason": reason},
+                at,
+                idempotency_key("commitment", namespace, mind, name, state, at.isoformat()),
+            )
+        )
+        return True
+
+    def commitment_states(self, namespace: str, mind: str) -> dict[str, str]:
+        return {n: s for (ns, m, n), s in self.commitments_.items() if (ns, m) == (namespace, mind)}
+
+    def commitment_fulfilments(self, namespace: str, mind: str) -> dict[str, datetime]:
+        """When each fulfilled commitment was fulfilled."""
+        return {
+            n: self.commitment_times_[(ns, m, n)]
+            for (ns, m, n), s in self.commitments_.items()
+            if (ns, m) == (namespace, mind) and s == "fulfilled"
+        }
+
+    @contextmanager
+    def cycle_lock(self, namespace: str, mind: str) -> Iterator[bool]:
+        key = (namespace, mind)
+        if key in self.held_cycles:
+            yield False
+            return
+        self.held_cycles.add(key)
+        try:
+            yield True
+        finally:
+            self.held_cycles.discard(key)
+
+    def belief(self, belief_id: str) -> BeliefRecord | None:
+        return self.beliefs_.get(belief_id)
+
+    def prediction(self, prediction_id: str) -> PredictionRecord | None:
+        return self.predictions_.get(prediction_id)
+
+    def predictions(
+        self, namespace: str, mind: str, status: PredictionStatus | None = None
+    ) -> list[PredictionRecord]:
+        """By when their windows open, as the real ledger orders them."""
+        return sorted(
+            (
+                p
+                for p in self.predictions_.values()
+                if p.namespace == namespace
+                and p.mind == mind
+                and (status is None or p.status is status)
+            ),
+            key=lambda p: (p.window_start, p.id),
+        )
+
+
+def _entity_event(
+    namespace: str,
+    mind: str,
+    type: str,
+    kind: str,
+    entity_id: str,
+    payload: dict[str, JsonValue],
+    at: datetime,
+    key: str,
+) -> EventRecord:
+    """An event about a ledger entity, named by its id as the real ledger names it."""
+    return EventRecord(
+        mind=mind,
+        namespace=namespace,
+        type=type,
+        subject=SubjectRef(kind=kind, name=entity_id, uid=entity_id),
+        payload=payload,
+        occurred_at=at,
+        idempotency_key=key,
+    )
 
 
 @dataclass(frozen=True)

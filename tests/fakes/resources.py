@@ -12,16 +12,18 @@ generation when it changes something); ``delete`` takes the uid as a preconditio
 
 from __future__ import annotations
 
-import copy
 import itertools
+import pickle
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from minds.adapters.kube.selectors import LabelSelector
 from minds.domain.errors import AlreadyExists, Conflict, NotFound
 from minds.domain.resources.kinds import Kind
 from minds.domain.story import is_reason
+
+_T = TypeVar("_T")
 
 
 class FakeResources:
@@ -36,7 +38,7 @@ class FakeResources:
         found = self._objects.get((kind.plural, namespace, name))
         if found is None:
             raise NotFound(f"{kind.kind} {namespace}/{name}")
-        return copy.deepcopy(found)
+        return _copied(found)
 
     def list(
         self, kind: Kind, namespace: str, label_selector: str | None = None
@@ -44,7 +46,7 @@ class FakeResources:
         # The controller's own matcher: the contract suite proves it matches as the API server.
         selector = LabelSelector.parse(label_selector or "")
         return [
-            copy.deepcopy(body)
+            _copied(body)
             for (plural, ns, _), body in sorted(self._objects.items())
             if plural == kind.plural
             and ns == namespace
@@ -56,7 +58,7 @@ class FakeResources:
         key = (kind.plural, namespace, name)
         if key in self._objects:
             raise AlreadyExists(f"{kind.kind} {namespace}/{name}")
-        stored = copy.deepcopy(body)
+        stored = _copied(body)
         stored["apiVersion"] = f"{kind.group}/{kind.version}"
         stored["kind"] = kind.kind
         stored["metadata"] = {
@@ -70,7 +72,7 @@ class FakeResources:
         stored.pop("status", None)
         self._objects[key] = stored
         self.writes += 1
-        return copy.deepcopy(stored)
+        return _copied(stored)
 
     def replace_status(
         self, kind: Kind, body: dict[str, Any], status: dict[str, Any]
@@ -87,10 +89,10 @@ class FakeResources:
         if expected and expected != stored["metadata"]["resourceVersion"]:
             raise Conflict(f"{kind.kind} {meta['namespace']}/{meta['name']}")
         if stored.get("status") != status:
-            stored["status"] = copy.deepcopy(status)
+            stored["status"] = _copied(status)
             stored["metadata"]["resourceVersion"] = str(next(self._versions))
         self.writes += 1
-        return copy.deepcopy(stored)
+        return _copied(stored)
 
     def patch_spec(self, kind: Kind, body: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
         meta = body["metadata"]
@@ -105,7 +107,7 @@ class FakeResources:
             stored["metadata"]["resourceVersion"] = str(next(self._versions))
             stored["metadata"]["generation"] += 1
         self.writes += 1
-        return copy.deepcopy(stored)
+        return _copied(stored)
 
     def delete(self, kind: Kind, namespace: str, name: str, uid: str) -> None:
         key = (kind.plural, namespace, name)
@@ -118,17 +120,25 @@ class FakeResources:
         self.writes += 1
 
 
+def _copied(value: _T) -> _T:
+    """A deep copy (several times faster than ``copy.deepcopy`` for a body of a few hundred
+    nodes, which lets a test run the controller over simulated days)."""
+    # The bodies are the test's own, never untrusted input.
+    copied: _T = pickle.loads(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))  # noqa: S301
+    return copied
+
+
 def _merged(target: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     """A JSON merge patch (RFC 7386): None removes a key, a mapping merges, anything else
     replaces."""
-    out = copy.deepcopy(target)
+    out = _copied(target)
     for key, value in patch.items():
         if value is None:
             out.pop(key, None)
         elif isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = _merged(out[key], value)
         else:
-            out[key] = copy.deepcopy(value)
+            out[key] = _copied(value)
     return out
 
 

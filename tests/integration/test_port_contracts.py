@@ -416,3 +416,160 @@ def test_the_verified_writes_on_a_target_are_those_an_observation_confirmed(ledg
     assert [w.id for w in ledger.verified_writes_on("contract", target, NOW)] == [stored.id]
     assert ledger.verified_writes_on("contract", target, NOW + timedelta(seconds=1)) == []
     assert ledger.verified_writes_on("contract", f"{target}-other", NOW) == []
+
+
+# -- the cycle's roles: wants, commitment states, conflicts, its lock, predictions -----------
+
+
+def _want(want_id: str, status: str, strength: float = 0.5) -> dict[str, Any]:
+    return {"id": want_id, "status": status, "strength": strength, "note": "token=hunter2hunter2"}
+
+
+def test_a_want_is_stored_when_it_changes_and_told_each_time(ledger: Any) -> None:
+    mind = f"keeper-{uuid.uuid4().hex[:8]}"
+    first, second = f"want-{uuid.uuid4().hex}", f"want-{uuid.uuid4().hex}"
+
+    def store(want_id: str, status: str, at: datetime) -> bool:
+        return bool(
+            ledger.upsert_want(
+                namespace="contract",
+                mind=mind,
+                want_id=want_id,
+                subject="contract/atlas-worker",
+                status=status,
+                strength=0.5,
+                data=_want(want_id, status),
+                at=at,
+            )
+        )
+
+    assert store(first, "active", NOW)
+    assert not store(first, "active", NOW + timedelta(seconds=1))  # nothing changed
+    assert store(second, "active", NOW + timedelta(seconds=2))
+    assert store(first, "satisfied", NOW + timedelta(seconds=3))
+    assert [w["id"] for w in ledger.wants("contract", mind)] == [first, second]  # first stored
+    assert [w["id"] for w in ledger.wants("contract", mind, "active")] == [second]
+    assert ledger.wants("contract", "nobody") == []
+    assert all("hunter2" not in str(w) for w in ledger.wants("contract", mind))
+    told = [e.type for e in ledger.events(subject_uid=first)]
+    assert told == ["want_derived", "want_satisfied"]
+
+
+def test_a_commitment_state_moves_once_per_state(ledger: Any) -> None:
+    mind = f"keeper-{uuid.uuid4().hex[:8]}"
+    assert ledger.set_commitment_state("contract", mind, "nightly", "due", "it is time", NOW)
+    assert not ledger.set_commitment_state("contract", mind, "nightly", "due", "again", NOW)
+    later = NOW + timedelta(minutes=1)
+    assert ledger.set_commitment_state("contract", mind, "nightly", "fulfilled", None, later)
+    assert ledger.set_commitment_state("contract", mind, "weekly", "active", None, later)
+    assert ledger.commitment_states("contract", mind) == {
+        "nightly": "fulfilled",
+        "weekly": "active",
+    }
+    told = [e.type for e in ledger.events(subject_uid=f"{mind}/nightly")]
+    assert told == ["commitment_due", "commitment_fulfilled"]
+    assert ledger.commitment_fulfilments("contract", mind) == {"nightly": later}
+
+
+def test_a_conflict_is_kept_as_last_saved(ledger: Any) -> None:
+    mind = f"keeper-{uuid.uuid4().hex[:8]}"
+    conflict = f"conflict-{uuid.uuid4().hex}"
+    ledger.save_conflict(
+        namespace="contract", mind=mind, conflict_id=conflict, open_=True, data={"n": 1}, at=NOW
+    )
+    assert ledger.conflicts("contract", mind) == [{"n": 1}]
+    ledger.save_conflict(
+        namespace="contract", mind=mind, conflict_id=conflict, open_=False, data={"n": 2}, at=NOW
+    )
+    assert ledger.conflicts("contract", mind) == []
+    assert ledger.conflicts("contract", mind, open_only=False) == [{"n": 2}]
+
+
+def test_a_minds_cycle_lock_has_one_holder_at_a_time(ledger: Any) -> None:
+    mind = f"keeper-{uuid.uuid4().hex[:8]}"
+    with ledger.cycle_lock("contract", mind) as first:
+        with ledger.cycle_lock("contract", mind) as second:
+            assert first
+            assert not second  # another controller runs this mind's cycle: refused
+        with ledger.cycle_lock("contract", f"{mind}-other") as elsewhere:
+            assert elsewhere
+    with ledger.cycle_lock("contract", mind) as again:
+        assert again
+
+
+def test_predictions_are_read_by_their_windows_and_status(ledger: Any) -> None:
+    mind = f"keeper-{uuid.uuid4().hex[:8]}"
+    belief = ledger.upsert_belief("contract", mind, "contract/atlas-worker runs", 0.8, NOW)
+    assert ledger.belief(belief.id) == belief
+    assert ledger.belief("belief-nobody") is None
+
+    def opened(key: str, minutes: int) -> PredictionRecord:
+        record = PredictionRecord(
+            id=f"pred-{mind}-{key}",
+            namespace="contract",
+            mind=mind,
+            plan="p",
+            step=key,
+            belief_id=belief.id,
+            criteria={"field": "state"},
+            confidence=0.8,
+            window_start=NOW + timedelta(minutes=minutes),
+            window_end=NOW + timedelta(minutes=minutes + 1),
+        )
+        return ledger.open_prediction(record)[0]
+
+    late, early = opened("late", 5), opened("early", 1)
+    ledger.resolve_prediction(early.id, PredictionStatus.REFUTED, NOW + timedelta(minutes=2), {})
+    assert [p.id for p in ledger.predictions("contract", mind)] == [early.id, late.id]
+    refuted = ledger.predictions("contract", mind, PredictionStatus.REFUTED)
+    assert [p.id for p in refuted] == [early.id]
+    assert ledger.prediction(late.id).status is PredictionStatus.OPEN
+    assert ledger.prediction("pred-nobody") is None
+
+
+def test_events_read_by_type_come_in_the_order_appended(ledger: Any) -> None:
+    uid = str(uuid.uuid4())
+    rows = [
+        _row(uid, "a").model_copy(update={"type": "plan_step_started"}),
+        _row(uid, "b").model_copy(update={"type": "plan_step_completed"}),
+        _row(uid, "c").model_copy(update={"type": "plan_step_started"}),
+    ]
+    ledger.append_events(rows)
+    types = ["plan_step_completed", "plan_step_started"]
+    found = ledger.events(subject_uid=uid, type=types)
+    assert [e.idempotency_key for e in found] == [f"{uid}:a", f"{uid}:b", f"{uid}:c"]
+    assert ledger.event(f"{uid}:b").type == "plan_step_completed"
+    assert ledger.event(f"{uid}:nothing") is None
+
+
+def test_a_resolved_prediction_is_evidence_about_its_belief_once(ledger: Any) -> None:
+    mind = f"keeper-{uuid.uuid4().hex[:8]}"
+    belief = ledger.upsert_belief("contract", mind, "contract/atlas-worker runs", 0.8, NOW)
+
+    def resolved(key: str, status: PredictionStatus) -> Any:
+        record = PredictionRecord(
+            id=f"pred-{mind}-{key}",
+            namespace="contract",
+            mind=mind,
+            plan="p",
+            step=key,
+            belief_id=belief.id,
+            criteria={"field": "state"},
+            confidence=0.8,
+            window_start=NOW,
+            window_end=NOW + timedelta(minutes=1),
+        )
+        ledger.open_prediction(record)
+        ledger.resolve_prediction(record.id, status, NOW + timedelta(minutes=1), {})
+        ledger.resolve_prediction(record.id, status, NOW + timedelta(minutes=2), {})  # again
+        [after] = ledger.beliefs("contract", mind)
+        return after
+
+    refuted = resolved("refuted", PredictionStatus.REFUTED)
+    assert (refuted.evidence_for, refuted.evidence_against) == (0, 1)
+    assert refuted.confidence < belief.confidence
+    expired = resolved("expired", PredictionStatus.EXPIRED)  # an unread window tells nothing
+    assert expired.confidence == refuted.confidence
+    confirmed = resolved("confirmed", PredictionStatus.CONFIRMED)
+    assert (confirmed.evidence_for, confirmed.evidence_against) == (1, 1)
+    assert confirmed.confidence > refuted.confidence

@@ -1,18 +1,23 @@
-"""A small simulator: the mind's pure rules, in the cycle's order, over simulated days.
+"""The mind over simulated days: its own cycle and executor, a fake clock and a scripted world.
 
-It composes the same domain functions `engine/cycle.py` applies (lapse, settlement, commitments,
-wants, formation with coverage and remembered failures), with a fake clock and a scripted
-world and executor instead of the cluster:
+Nothing here re-implements the mind. Each interval the controller's real pieces run over the
+in-memory fakes of our ports (``tests/fakes``, kept honest by the port contract suite):
+``MindCycle.run`` (observe, correct, lapse, settle, commit, want, reconsider, form, plan), then,
+until the next interval, what the controller does between cycles: ``PlanService.admit`` for
+every Plan, ``Executor.tick`` at each wake-up a plan asks for, ``ApprovalService.reconcile``
+for every Approval (its expiry included). A change to the cycle's order or wiring is therefore
+a change to what the simulated days do.
 
-- the world: one workload, broken during given spells; a restart heals it, or not;
-- the executor: an investigation completes at once; a restart that heals fulfils its intention;
-  one that does not is refuted, and the replan escalates (diagnose then tell a person), which
-  leaves the intention blocked; an intention that starts with `direct` failed escalates at once;
-- an operator's Plan restarting the workload may be open during a window;
-- a commitment's act may take a while (`act_takes`: its intention stays active until then), and
-  acts during `failing` spells fail (the intention is abandoned, its strategy failed).
+What is scripted is only what is outside the controller:
+- the world: one workload, broken during given spells; ``service.status`` says so; a restart
+  heals the spell it falls in, or not;
+- people: every Approval is answered (approved, denied) some time after it is asked, or left
+  to expire; a person may cancel each of the mind's plans some time after it appears;
+- an operator's Plan on the workload may be open during a window: it waits for the window's
+  length, then restarts the workload itself.
 
-It counts what the mind did, per want, per commitment and per workload.
+It counts what happened, per want, per commitment and per workload, from the ledger and the
+world (never from the simulator's own guesses).
 """
 
 from __future__ import annotations
@@ -20,28 +25,34 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
-from minds.domain.intentions import IntentionRecord, IntentionStatus, transitioned, updated
+from minds.domain.base import Model
+from minds.domain.capabilities.registry import REGISTRY
+from minds.domain.capabilities.results import DriverResult
+from minds.domain.intentions import IntentionKind, IntentionRecord
 from minds.domain.planning.model import PlanOrigin, Strategy
+from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 from minds.domain.resources.mind import MindSpec
-from minds.domain.volition.commitments import (
-    CommitmentContext,
-    CommitmentState,
-    check_commitments,
-)
-from minds.domain.volition.coverage import OpenPlan
-from minds.domain.volition.formation import DEFAULT_CAPACITY, form
-from minds.domain.volition.lapse import lapse
-from minds.domain.volition.settlement import remembered_failures, serving, settle
-from minds.domain.volition.wants import (
-    Observation,
-    Valence,
-    Want,
-    WantStatus,
-    decayed_strength,
-    derive_wants,
-)
-from tests.unit.volition.builders import ATLAS, MIND, NS
+from minds.domain.volition.commitments import CommitmentState
+from minds.domain.volition.wants import Want
+from minds.engine.approval_service import ApprovalService
+from minds.engine.capability_service import CapabilityService
+from minds.engine.cycle import OPEN_PLAN_PHASES, MindCycle
+from minds.engine.executor import Executor
+from minds.engine.plan_service import PlanService
+from minds.engine.planning_service import PlanningService
+from tests.fakes.clock import FakeClock
+from tests.fakes.ledger import FakeLedger
+from tests.fakes.resources import FakeEvents, FakeResources
+from tests.unit.volition.builders import ATLAS, NS
+from tests.unit.volition.builders import MIND as NAME
+
+WORKLOAD = {"namespace": NS, "kind": "Deployment", "name": "atlas-worker"}
+OPERATOR_PLAN = "by-hand"
+PERSON = "alice"
+#: Passes through one interval of the controller at most (a plan that never sleeps fails).
+PASSES = 200
 
 
 @dataclass(frozen=True)
@@ -55,159 +66,436 @@ class Spell:
         return self.start <= at < self.start + self.length
 
 
+@dataclass(frozen=True)
+class People:
+    """What people do. ``decision``: how each Approval is answered ("Approved", "Denied"),
+    or None: nobody answers and it expires. ``cancel_after``: a person cancels each of the
+    mind's plans that long after it appears (None: nobody cancels)."""
+
+    decision: str | None = "Approved"
+    answer_after: timedelta = timedelta(minutes=5)
+    cancel_after: timedelta | None = None
+
+
+@dataclass
+class Workload:
+    """The world as the drivers see it: ``service.status`` tells the state, ``service.restart``
+    heals the spell it falls in when restarts heal. Other capabilities read nothing of note."""
+
+    clock: FakeClock
+    spells: tuple[Spell, ...]
+    restart_heals: bool
+    #: When a restart healed each spell it healed.
+    healed: dict[int, datetime] = field(default_factory=dict)
+    #: Each restart the world saw: when, and the spell it fell in (-1: none).
+    restarts: list[tuple[datetime, int]] = field(default_factory=list)
+
+    def spell(self, at: datetime) -> int:
+        """The spell the workload was broken in at ``at`` (-1: it ran)."""
+        for index, spell in enumerate(self.spells):
+            if spell.covers(at) and at <= self.healed.get(index, spell.start + spell.length):
+                return index
+        return -1
+
+    def supports_dry_run(self, capability_name: str) -> bool:
+        return False
+
+    def invoke(
+        self,
+        capability_name: str,
+        parameters: Model,
+        *,
+        mind_allowed_hosts: Any = (),
+        dry_run: bool = False,
+    ) -> DriverResult:
+        now = self.clock()
+        spell = self.spell(now)
+        if capability_name == "service.status":
+            broken = spell >= 0
+            return DriverResult.success(
+                f"atlas-worker is {'degraded' if broken else 'running'}",
+                fields={
+                    "state": "degraded" if broken else "running",
+                    "ready_replicas": 0 if broken else 1,
+                    "desired_replicas": 1,
+                    "restarts": len(self.restarts),
+                },
+            )
+        if capability_name == "service.restart":
+            self.restarts.append((now, spell))
+            if self.restart_heals and spell >= 0:
+                self.healed[spell] = now
+            return DriverResult.success("restart requested (health not yet verified)")
+        return DriverResult.success(f"{capability_name}: nothing of note")
+
+
 @dataclass
 class Simulation:
     spec: MindSpec
     spells: tuple[Spell, ...]
     restart_heals: bool
     operator_window: tuple[datetime, datetime] | None = None
-    act_takes: timedelta = timedelta(0)
-    failing: tuple[Spell, ...] = ()
-    finishing: dict[str, datetime] = field(default_factory=dict)  # intention -> when it ends
-    fulfilled_at: dict[str, datetime] = field(default_factory=dict)
-    acts: list[tuple[str, datetime]] = field(default_factory=list)  # (commitment, when)
-    wants: dict[str, Want] = field(default_factory=dict)
-    intentions: dict[str, IntentionRecord] = field(default_factory=dict)
-    commitments: dict[str, CommitmentState] = field(default_factory=dict)
-    healed: set[int] = field(default_factory=set)
-    restarts: Counter[int] = field(default_factory=Counter)  # per spell (-1: none)
-    escalations: Counter[int] = field(default_factory=Counter)
-    formed: Counter[tuple[str, int]] = field(default_factory=Counter)  # per (want, spell)
-    acts_for: Counter[str] = field(default_factory=Counter)  # restarts per commitment
-    looks_for: Counter[str] = field(default_factory=Counter)  # investigations per want subject
-    restarts_while_covered: int = 0
+    people: People = field(default_factory=People)
+    clock: FakeClock = field(default_factory=FakeClock)
+    resources: FakeResources = field(default_factory=FakeResources)
+    ledger: FakeLedger = field(default_factory=FakeLedger)
+    events: FakeEvents = field(default_factory=FakeEvents)
+    #: When each Plan and Approval was first seen (what people's delays count from).
+    seen: dict[tuple[str, str], datetime] = field(default_factory=dict)
+    cycles: int = 0
+    #: When the last cycle ran.
+    last_cycle_at: datetime | None = None
 
-    def spell(self, at: datetime) -> int:
-        for index, spell in enumerate(self.spells):
-            if spell.covers(at) and index not in self.healed:
-                return index
-        return -1
-
-    def _covering(self, now: datetime) -> list[OpenPlan]:
-        window = self.operator_window
-        if window is None or not window[0] <= now < window[1]:
-            return []
-        return [OpenPlan(name="by-hand", origin=PlanOrigin.OPERATOR, writes=frozenset({ATLAS}))]
-
-    def _move(
-        self, intention: IntentionRecord, to: IntentionStatus, why: str, now: datetime
-    ) -> None:
-        after = transitioned(intention, to, why, now)
-        assert after is not None
-        self.intentions[after.id] = after
-
-    def cycle(self, now: datetime) -> None:
-        state = "degraded" if self.spell(now) >= 0 else "running"
-        observations = [
-            Observation(subject=ATLAS, capability="service.status", fields={"state": state}, at=now)
-        ]
-        for iid, until in list(self.finishing.items()):
-            if now >= until:
-                del self.finishing[iid]
-                self._move(self.intentions[iid], IntentionStatus.FULFILLED, "plan completed", now)
-        for intention in list(self.intentions.values()):
-            lapsed = lapse(intention, now)
-            if lapsed is not None:
-                self.intentions[intention.id] = lapsed.intention
-        for want in list(self.wants.values()):
-            ended = self.intentions.get(want.intention or "")
-            settled = settle(want, ended, now) if ended else None
-            if settled is None:
-                continue
-            self.wants[want.id] = settled.want
-            if settled.commitment is not None:
-                self.commitments[settled.commitment.name] = settled.commitment.state
-                self.fulfilled_at[settled.commitment.name] = now
-        context = CommitmentContext(
-            spec=self.spec, recorded=dict(self.commitments), fulfilled_at=dict(self.fulfilled_at)
+    def __post_init__(self) -> None:
+        self.world = Workload(self.clock, self.spells, self.restart_heals)
+        spec = self.spec.to_k8s()
+        spec.setdefault("approvers", {"groups": ["sre"]})
+        self.resources.create(MIND, NS, {"metadata": {"name": NAME}, "spec": spec})
+        resources, ledger, events, clock = self.resources, self.ledger, self.events, self.clock
+        capabilities = CapabilityService(
+            resources=resources, ledger=ledger, drivers=self.world, clock=clock, registry=REGISTRY
         )
-        states, _ = check_commitments(now, context, namespace=NS, mind=MIND)
-        self.commitments = {name: a.state for name, a in states.items()}
-        derived = derive_wants(
-            observations,
-            [],
-            [],
-            self.spec,
-            list(self.wants.values()),
-            now,
-            namespace=NS,
-            mind=MIND,
-            commitments=context.model_copy(update={"recorded": dict(self.commitments)}),
+        self.approvals = ApprovalService(
+            resources=resources, ledger=ledger, events=events, clock=clock
         )
-        self.wants.update({w.id: w for w in derived.wants})
-        self._reconsider_met(state, now)
-        self._form(now)
-
-    def _reconsider_met(self, state: str, now: datetime) -> None:
-        """The world changed: a running workload fulfils the action intentions about it."""
-        if state != "running":
-            return
-        for intention in list(self.intentions.values()):
-            live = intention.status in (IntentionStatus.ACTIVE, IntentionStatus.BLOCKED)
-            slow = intention.id in self.finishing  # its act is still under way
-            if live and intention.means_capability and intention.subject == ATLAS and not slow:
-                self._move(intention, IntentionStatus.FULFILLED, "goal met", now)
-
-    def _form(self, now: datetime) -> None:
-        approach = sorted(
-            (
-                w
-                for w in self.wants.values()
-                if w.status is WantStatus.ACTIVE and w.valence is Valence.APPROACH
-            ),
-            key=lambda w: (-decayed_strength(w, now), w.id),
+        planning = PlanningService(resources=resources, clock=clock, registry=REGISTRY)
+        self.plans = PlanService(
+            resources=resources, ledger=ledger, events=events, clock=clock, registry=REGISTRY
         )
-        for want in approach:
-            formation = form(
-                want,
-                self.spec,
-                list(self.intentions.values()),
-                DEFAULT_CAPACITY,
-                now,
-                open_plans=self._covering(now),
-                failed=remembered_failures(self.wants.values(), want.target or want.subject, now),
-            )
-            if formation.intention is None:
-                continue
-            intention = formation.intention
-            self.intentions[intention.id] = intention
-            self.wants[want.id] = serving(want, intention.id)
-            self.formed[(want.id, self.spell(now))] += 1
-            self._execute(intention, want, now)
+        self.executor = Executor(
+            resources=resources,
+            ledger=ledger,
+            events=events,
+            capabilities=capabilities,
+            approvals=self.approvals,
+            planning=planning,
+            clock=clock,
+            registry=REGISTRY,
+            holder="simulated-controller",
+        )
+        self.mind = MindCycle(
+            resources=resources,
+            ledger=ledger,
+            capabilities=capabilities,
+            planning=planning,
+            approvals=self.approvals,
+            clock=clock,
+            registry=REGISTRY,
+            review_assumptions=self.executor.review_assumptions,
+        )
 
-    def _execute(self, intention: IntentionRecord, want: Want, now: datetime) -> None:
-        spell = self.spell(now)
-        if intention.means_capability is None:
-            self.looks_for[want.subject] += 1
-            self._move(intention, IntentionStatus.FULFILLED, "plan completed", now)
-            return
-        if Strategy.DIRECT.value not in intention.failed_strategies:
-            self.restarts[spell] += 1
-            if self._covering(now):
-                self.restarts_while_covered += 1
-            if want.commitment:
-                self.acts_for[want.commitment] += 1
-                self.acts.append((want.commitment, now))
-                if any(f.covers(now) for f in self.failing):
-                    failed = updated(intention, failed_strategies=["direct"], at=now)
-                    self._move(failed, IntentionStatus.ABANDONED, "replan limit", now)
-                    return
-                if self.act_takes and spell < 0:
-                    self.finishing[intention.id] = now + self.act_takes
-                    return
-            if self.restart_heals and spell >= 0:
-                self.healed.add(spell)
-            if self.restart_heals or spell < 0:
-                self._move(intention, IntentionStatus.FULFILLED, "plan completed", now)
-                return
-            intention = updated(intention, replans=1, failed_strategies=["direct"], at=now)
-            self.intentions[intention.id] = intention
-        self.escalations[spell] += 1
-        self._move(intention, IntentionStatus.BLOCKED, "escalated to the operator", now)
+    # -- running ---------------------------------------------------------------------------
 
     def run(self, start: datetime, days: float, every: timedelta) -> None:
-        now = start
-        end = start + timedelta(days=days)
-        while now < end:
-            self.cycle(now)
-            now += every
+        """A cycle every ``every`` for ``days``, and the controller's work in between."""
+        self.clock.now = max(self.clock.now, start) if self.cycles else start
+        at, end = start, start + timedelta(days=days)
+        while at < end:
+            self.clock.now = max(self.clock.now, at)
+            self._cycle()
+            self._controller(until=at + every)
+            at += every
+
+    def cycle(self, now: datetime) -> None:
+        """One cycle at ``now`` and the controller's work right after it."""
+        self.clock.now = max(self.clock.now, now)
+        self._cycle()
+        self._controller(until=now)
+
+    def _cycle(self) -> None:
+        self._operator(self.clock())
+        self.last_cycle_at = self.clock()
+        self.mind.run(NS, NAME)
+        self.cycles += 1
+
+    def spell(self, at: datetime) -> int:
+        return self.world.spell(at)
+
+    def incident(self, at: datetime) -> int:
+        """The last spell that began by ``at`` (-1: none yet), healed or not: what the mind
+        still deals with after a break (a contradicted belief, a refuted prediction)."""
+        return max((i for i, s in enumerate(self.spells) if s.start <= at), default=-1)
+
+    def _operator(self, now: datetime) -> None:
+        window = self.operator_window
+        if window is None or not window[0] <= now < window[1]:
+            return
+        if (PLAN.plural, OPERATOR_PLAN) in self.seen:
+            return
+        waiting = int((window[1] - now).total_seconds()) or 1
+        self.resources.create(
+            PLAN,
+            NS,
+            {
+                "metadata": {"name": OPERATOR_PLAN},
+                "spec": {
+                    "objective": "restart atlas-worker by hand, after a look",
+                    "origin": PlanOrigin.OPERATOR.value,
+                    "strategy": Strategy.AUTHORED.value,
+                    "author": PERSON,
+                    "mind": NAME,
+                    "steps": [
+                        {
+                            "key": "W1",
+                            "title": "look first",
+                            "kind": "wait",
+                            "waitSeconds": waiting,
+                        },
+                        {
+                            "key": "P1",
+                            "title": "restart atlas-worker",
+                            "kind": "capability",
+                            "capability": "service.restart",
+                            "parameters": WORKLOAD,
+                            "dependsOn": ["W1"],
+                        },
+                    ],
+                },
+            },
+        )
+        self.seen[(PLAN.plural, OPERATOR_PLAN)] = now
+        self.plans.admit(NS, OPERATOR_PLAN)  # the controller's handler, on the watch's news
+
+    def _controller(self, until: datetime) -> None:
+        """What the controller does between two cycles: every Plan admitted and ticked at the
+        wake-ups it asks for, every Approval reconciled (expiry included), people's answers."""
+        for _ in range(PASSES):
+            now = self.clock()
+            known = len(self.seen)
+            wakes = self._people(now) + self._approvals(now) + self._plans(now)
+            if len(self.seen) > known or self._unseen() or any(w <= now for w in wakes):
+                # More to do at once: a new object's watch event, a plan that hit its
+                # transitions per tick, a person who just answered.
+                continue
+            later = [w for w in wakes if w < until]
+            if not later:
+                return
+            self.clock.now = min(later)
+        raise AssertionError(f"the controller never settled before {until}")
+
+    def _unseen(self) -> bool:
+        """Whether a Plan or Approval appeared that the controller has not looked at yet."""
+        return any(
+            (kind.plural, body["metadata"]["name"]) not in self.seen
+            for kind in (PLAN, APPROVAL)
+            for body in self.resources.list(kind, NS)
+        )
+
+    def _plans(self, now: datetime) -> list[datetime]:
+        wakes = []
+        for body in self.resources.list(PLAN, NS):
+            name = body["metadata"]["name"]
+            self.seen.setdefault((PLAN.plural, name), now)
+            self.plans.admit(NS, name)
+            phase = (self.resources.get(PLAN, NS, name).get("status") or {}).get("phase")
+            if phase not in OPEN_PLAN_PHASES:
+                continue
+            result = self.executor.tick(NS, name)
+            # A wake-up now is more to do at once only if this tick moved the plan.
+            wake = result.wake_at
+            if wake is not None and (result.transitions or wake > now):
+                wakes.append(wake)
+        return wakes
+
+    def _approvals(self, now: datetime) -> list[datetime]:
+        wakes = []
+        for body in self.resources.list(APPROVAL, NS):
+            name = body["metadata"]["name"]
+            self.seen.setdefault((APPROVAL.plural, name), now)
+            after = self.approvals.reconcile(NS, name)
+            if (after.get("status") or {}).get("phase", "Pending") in ("Pending", "Approved"):
+                expires = datetime.fromisoformat(str(body["spec"]["expiresAt"]))
+                if expires > now:
+                    wakes.append(expires)
+        return wakes
+
+    def _people(self, now: datetime) -> list[datetime]:
+        """People answer what is asked of them and cancel what they meant to; the times of
+        what they will do next."""
+        wakes = []
+        people = self.people
+        for body in self.resources.list(APPROVAL, NS):
+            first = self.seen.get((APPROVAL.plural, body["metadata"]["name"]))
+            pending = (body.get("status") or {}).get("phase", "Pending") == "Pending"
+            if first is None or people.decision is None or not pending:
+                continue
+            if body["spec"].get("decision") not in (None, "Pending"):
+                continue
+            due = first + people.answer_after
+            if now < due:
+                wakes.append(due)
+                continue
+            decision = {"decision": people.decision, "decidedBy": PERSON}
+            self.resources.patch_spec(APPROVAL, body, decision)
+            wakes.append(now)
+        if people.cancel_after is None:
+            return wakes
+        for body in self.resources.list(PLAN, NS):
+            spec, status = body["spec"], body.get("status") or {}
+            first = self.seen.get((PLAN.plural, body["metadata"]["name"]))
+            mine = spec.get("origin") not in (PlanOrigin.OPERATOR.value, PlanOrigin.DREAM.value)
+            if first is None or not mine or spec.get("cancellation"):
+                continue
+            if status.get("phase") not in OPEN_PLAN_PHASES:
+                continue
+            due = first + people.cancel_after
+            if now < due:
+                wakes.append(due)
+                continue
+            cancel = {"cancellation": {"by": PERSON, "reason": "not now"}}
+            self.resources.patch_spec(PLAN, body, cancel)
+            wakes.append(now)
+        return wakes
+
+    # -- what the ledger and the world say happened ------------------------------------------
+
+    @property
+    def intentions(self) -> dict[str, IntentionRecord]:
+        return {i.id: i for i in self.ledger.intentions(namespace=NS, mind=NAME)}
+
+    @property
+    def wants(self) -> dict[str, Want]:
+        return {w["id"]: Want.model_validate(w) for w in self.ledger.wants(NS, NAME)}
+
+    @property
+    def commitments(self) -> dict[str, CommitmentState]:
+        states = self.ledger.commitment_states(NS, NAME)
+        return {name: CommitmentState(state) for name, state in states.items()}
+
+    @property
+    def unsettled(self) -> list[Want]:
+        """Wants still serving an intention that had ended before the last cycle began: that
+        cycle should have settled them."""
+        intentions = self.intentions
+        last = self.last_cycle_at
+        return [
+            w
+            for w in self.wants.values()
+            if (i := intentions.get(w.intention or "")) is not None
+            and i.status.final
+            and last is not None
+            and i.updated_at < last
+        ]
+
+    def _formed(self) -> list[tuple[str, IntentionRecord]]:
+        """Each intention the cycle formed, with the want it serves."""
+        intentions = self.intentions
+        return [
+            (d.subjects["want"], intentions[d.subjects["intention"]])
+            for d in self.ledger.decisions(namespace=NS, mind=NAME, kind="formation")
+            if d.outcome == "formed" and d.subjects.get("intention") in intentions
+        ]
+
+    def _plan_origin(self, plan: str) -> tuple[str, str | None]:
+        """(origin, intention) of a plan, as it was written."""
+        body = self.resources.get(PLAN, NS, plan)
+        return body["spec"]["origin"], body["spec"].get("intention")
+
+    def _restarts(self) -> list[tuple[datetime, int, str, str | None]]:
+        """Each restart the world saw: when, its spell, its plan's origin and intention."""
+        executions = sorted(
+            (e for e in self.ledger.executions() if e.capability == "service.restart"),
+            key=lambda e: e.id or 0,
+        )
+        # Every restart is written ahead, then made: the two lists pair up in order.
+        assert len(executions) == len(self.world.restarts), (executions, self.world.restarts)
+        found = []
+        for (at, spell), execution in zip(self.world.restarts, executions, strict=True):
+            assert execution.target == ATLAS
+            assert execution.origin.plan is not None  # a restart is always a plan's step
+            origin, intention = self._plan_origin(execution.origin.plan)
+            found.append((at, spell, origin, intention))
+        return found
+
+    @property
+    def formed(self) -> Counter[tuple[str, int]]:
+        """Intentions formed per (want, incident: -1 before any)."""
+        return Counter((want, self.incident(i.created_at)) for want, i in self._formed())
+
+    @property
+    def restarts(self) -> Counter[int]:
+        """The mind's own restarts per spell (-1: while the workload ran)."""
+        return Counter(spell for _, spell, origin, _ in self._restarts() if origin != "operator")
+
+    @property
+    def operator_restarts(self) -> int:
+        return sum(1 for _, _, origin, _ in self._restarts() if origin == "operator")
+
+    @property
+    def restarts_while_covered(self) -> int:
+        window = self.operator_window
+        if window is None:
+            return 0
+        return sum(
+            1
+            for at, _, origin, _ in self._restarts()
+            if origin != "operator" and window[0] <= at < window[1]
+        )
+
+    @property
+    def acts_for(self) -> Counter[str]:
+        """The mind's restarts per commitment they carried out."""
+        serving = {i.id: want for want, i in self._formed()}
+        wants = self.wants
+        found: Counter[str] = Counter()
+        for _, _, origin, intention in self._restarts():
+            want = wants.get(serving.get(intention or "", ""))
+            if origin != "operator" and want is not None and want.commitment:
+                found[want.commitment] += 1
+        return found
+
+    @property
+    def looks_for(self) -> Counter[str]:
+        """Investigations formed per want subject (``request:q1`` for a question)."""
+        wants = self.wants
+        return Counter(
+            wants[want].subject
+            for want, i in self._formed()
+            if i.kind is IntentionKind.INVESTIGATION and want in wants
+        )
+
+    @property
+    def investigations(self) -> Counter[tuple[str | None, int]]:
+        """Investigations formed per (subject, incident), whatever want moved them."""
+        return Counter(
+            (i.subject, self.incident(i.created_at))
+            for _, i in self._formed()
+            if i.kind is IntentionKind.INVESTIGATION
+        )
+
+    def _mine(self) -> list[dict[str, Any]]:
+        """The mind's own plans (not a person's, not dreams)."""
+        return [
+            b
+            for b in self.resources.list(PLAN, NS)
+            if b["spec"]["origin"] not in (PlanOrigin.OPERATOR.value, PlanOrigin.DREAM.value)
+        ]
+
+    @property
+    def planned_restarts(self) -> int:
+        """Restart steps in the mind's own plans."""
+        return sum(
+            1
+            for b in self._mine()
+            for step in b["spec"]["steps"]
+            if step.get("capability") == "service.restart"
+        )
+
+    @property
+    def asked(self) -> int:
+        """Approvals the mind's own plans asked people for."""
+        mine = {b["metadata"]["name"] for b in self._mine()}
+        return sum(
+            1
+            for a in self.resources.list(APPROVAL, NS)
+            if (a["spec"].get("origin") or {}).get("plan") in mine
+        )
+
+    @property
+    def escalations(self) -> Counter[int]:
+        """Plans that tell a person, per spell they were made in."""
+        return Counter(
+            self.spell(self.seen[(PLAN.plural, b["metadata"]["name"])])
+            for b in self.resources.list(PLAN, NS)
+            if b["spec"].get("strategy") == Strategy.DIAGNOSE_THEN_ESCALATE.value
+        )

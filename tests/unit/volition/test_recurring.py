@@ -21,7 +21,7 @@ from minds.domain.volition.commitments import (
     due_at,
 )
 from tests.unit.volition.builders import T0, a_spec
-from tests.unit.volition.simulator import Simulation, Spell
+from tests.unit.volition.rules_simulator import Simulation, Spell
 
 DAY = timedelta(days=1)
 CYCLE = timedelta(minutes=5)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
 from minds.domain.capabilities.registry import REGISTRY
 from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus
 from minds.domain.planning.model import Plan, PlanOrigin
+from minds.domain.resources.kinds import APPROVAL
 from minds.domain.volition.commitments import CommitmentState
 from minds.domain.volition.coverage import OpenPlan, covering, open_plan
 from minds.domain.volition.decisions import DecisionKind
@@ -38,6 +40,8 @@ from tests.unit.volition.builders import (
     derive,
     seen,
 )
+from tests.unit.volition.simulator import People, Simulation, Spell
+from tests.unit.volition.test_over_days import the_mind
 
 LATER = T0 + timedelta(minutes=5)
 
@@ -269,3 +273,125 @@ def test_a_want_is_not_formed_again_before_its_ended_intention_is_settled() -> N
     formation = form(waiting, a_spec(), [ended(IntentionStatus.FULFILLED)], 3, T0)
     assert formation.reason is NotFormed.DUPLICATE
     assert "int-1" in formation.explanation
+
+
+# -- the mind's own cycle and executor over simulated days (see `simulator`) --------------------
+
+
+def orphans(sim: Simulation) -> list[IntentionRecord]:
+    """Subordinate intentions still live after the intention they served ended."""
+    intentions = sim.intentions
+    return [
+        i
+        for i in intentions.values()
+        if i.parent_id is not None and not i.status.final and intentions[i.parent_id].status.final
+    ]
+
+
+def asking_mind(**people: Any) -> Simulation:
+    """A keeper that asks before restarting atlas-worker, broken for three days."""
+    return Simulation(
+        spec=the_mind(None, False, restart="approve"),
+        spells=(Spell(T0, timedelta(days=3)),),
+        restart_heals=False,
+        people=People(**people),
+    )
+
+
+def test_a_denied_restart_is_not_asked_again_and_its_asking_closes() -> None:
+    sim = asking_mind(decision="Denied")
+    sim.run(T0, days=3, every=timedelta(minutes=10))
+    assert sim.asked == 1
+    assert sim.restarts == {}
+    # The denial is a change of capability: the replan tells a person instead, once.
+    assert sim.escalations == {0: 1}
+    assert orphans(sim) == []
+
+
+def test_an_unanswered_restart_is_asked_once_over_days() -> None:
+    sim = asking_mind(decision=None)
+    sim.run(T0, days=3, every=timedelta(minutes=10))
+    assert sim.asked == 1
+    assert sim.restarts == {}
+    assert [p["status"]["phase"] for p in sim._mine() if p["spec"]["strategy"] == "direct"] == [
+        "abandoned"
+    ]
+
+
+def test_an_expired_approval_blocks_and_nobody_is_asked_again() -> None:
+    # Cycles every 13 minutes: the Approval's expiry (a day) falls between two cycles, so it
+    # expires before the blocked intention would lapse in a cycle.
+    sim = asking_mind(decision=None)
+    sim.run(T0, days=3, every=timedelta(minutes=13))
+    [approval] = sim.resources.list(APPROVAL, NS)
+    assert approval["status"]["phase"] == "Expired"
+    blocked = [
+        d
+        for d in sim.ledger.decisions(namespace=NS, mind=MIND, kind="reconsideration")
+        if d.outcome == "block"
+    ]
+    assert [d.decided_at for d in blocked] == [T0 + timedelta(days=1)]
+    assert sim.asked == 1
+    assert sim.restarts == {}
+    assert orphans(sim) == []
+
+
+def test_a_cancelled_plan_suppresses_its_want_in_the_cancellers_name() -> None:
+    sim = asking_mind(decision=None, cancel_after=timedelta(minutes=1))
+    sim.run(T0, days=1 / 12, every=timedelta(minutes=10))
+    [direct] = [p for p in sim._mine() if p["spec"]["strategy"] == "direct"]
+    assert direct["status"]["phase"] == "abandoned"
+    intention = sim.intentions[direct["spec"]["intention"]]
+    assert intention.reason == "cancelled by alice: not now"
+    [want] = [w for w in sim.wants.values() if w.origin is WantOrigin.GOAL_UNMET]
+    assert want.status is WantStatus.SUPPRESSED
+    named = sim.ledger.decisions(namespace=NS, mind=MIND, subject=("want", want.id))
+    assert any("cancelled by alice" in str(d.data) for d in named)
+    # Nothing else restarts or asks in the rest of the day.
+    sim.run(T0 + timedelta(hours=2), days=1, every=timedelta(minutes=10))
+    assert sim.asked == 1
+    assert sim.planned_restarts == 1
+    assert sim.restarts == {}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a cancelled plan's 'obtain approval' intention stays active: cancelling abandons "
+    "the plan's intention and withdraws its Approvals (engine/executing/cancelling.py "
+    "_conclude) but does not close its subordinates, and subordinates never lapse",
+)
+def test_a_cancelled_plan_closes_what_it_asked_for() -> None:
+    sim = asking_mind(decision=None, cancel_after=timedelta(minutes=1))
+    sim.run(T0, days=1, every=timedelta(minutes=10))
+    assert orphans(sim) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a lapsed intention's 'obtain approval' intention stays active: the cycle's lapse "
+    "(engine/cycle.py _lapse) abandons the intention and withdraws its Approval, and the review "
+    "that then closes its plan as 'abandoned elsewhere' (engine/executing/reviewing.py _review, "
+    "through reconsidering.close) does not close its subordinates; subordinates never lapse",
+)
+def test_a_lapsed_intention_closes_what_it_asked_for() -> None:
+    sim = asking_mind(decision=None)
+    sim.run(T0, days=2, every=timedelta(minutes=10))
+    assert orphans(sim) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="one workload is investigated twice in one incident: while the refuted restart's "
+    "escalation waits, the goal_stalled and contradiction wants about ops/atlas-worker are "
+    "refused as duplicates; when it lapses a day later each forms its own investigation, one "
+    "cycle apart (the first diagnose plan has completed by then, so no open plan covers the "
+    "second, and settling the first satisfies only its own want)",
+)
+def test_a_workload_is_investigated_once_per_incident() -> None:
+    sim = Simulation(
+        spec=the_mind(None, False),
+        spells=(Spell(T0, timedelta(days=3)),),
+        restart_heals=False,
+    )
+    sim.run(T0, days=2, every=timedelta(minutes=15))
+    assert sim.investigations[(ATLAS, 0)] <= 1, sim.investigations
