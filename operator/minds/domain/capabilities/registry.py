@@ -3,7 +3,12 @@
 The registry is built once, at import, from the definitions below and then frozen: it has no
 register function and its mapping is read-only, so no capability can be added at runtime and
 there is no general command capability to hide one behind. Plans, policy and the capability
-service all read this one `REGISTRY`.
+service all read this one vocabulary.
+
+Prices are the platform team's, not the vocabulary's: every capability costs 0 here, and
+`priced` gives a copy in which the capabilities the controller's configuration names cost
+what it says (docs/capabilities.md#prices). The controller builds that copy once, at start, and
+hands it to every service; nothing else about a capability can be configured.
 
 Targets are what policy, commitments and approvals talk about, so each capability says how its
 target is derived from its parameters:
@@ -15,8 +20,9 @@ target is derived from its parameters:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Annotated, Any, Final
@@ -117,7 +123,8 @@ class CapabilitySpec:
     system state are allowed; reads that may expose personal data or leave the cluster, and
     every writing capability, ask for approval. `network` means reaching beyond the cluster and
     the host (the Kubernetes API is not counted). `expected_seconds` is a typical duration used
-    only for estimates; `timeout_seconds` bounds one invocation.
+    only for estimates; `timeout_seconds` bounds one invocation. `money` is the price of one
+    invocation, 0 unless the controller's configuration prices it (`CapabilityRegistry.priced`).
     """
 
     name: str
@@ -227,6 +234,32 @@ class CapabilityRegistry:
 
     def names(self) -> tuple[str, ...]:
         return tuple(self._specs)
+
+    def priced(self, prices: Mapping[str, float]) -> CapabilityRegistry:
+        """The same vocabulary with these prices per invocation (the others keep theirs).
+        Raises `PriceError` naming the first capability that is unknown or whose price is not
+        a finite number >= 0."""
+        for name, money in prices.items():
+            if name not in self._specs:
+                raise PriceError(name, f"no such capability (known: {', '.join(self._specs)})")
+            if isinstance(money, bool) or not isinstance(money, int | float):
+                raise PriceError(name, f"{money!r} is not a number")
+            if not math.isfinite(money) or money < 0:
+                raise PriceError(name, f"{money!r} is not a price (a finite number >= 0)")
+        return CapabilityRegistry(
+            {
+                name: replace(spec, money=float(prices[name])) if name in prices else spec
+                for name, spec in self._specs.items()
+            }
+        )
+
+
+class PriceError(ValueError):
+    """A price the registry refuses; ``capability`` is the key the configuration used."""
+
+    def __init__(self, capability: str, problem: str) -> None:
+        super().__init__(f"{capability}: {problem}")
+        self.capability = capability
 
 
 _SERVICE_FIELDS: Mapping[str, ObservationType] = MappingProxyType(
