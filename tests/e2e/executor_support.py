@@ -351,3 +351,35 @@ def assert_no_tracebacks(log: str) -> None:
     if "Traceback (most recent call last)" in log:
         start = log.index("Traceback (most recent call last)")
         raise AssertionError(f"the controller failed:\n{log[max(0, start - 500) : start + 4000]}")
+
+
+def cycles_pass(cluster: Cluster, namespace: str, count: int, name: str = "keeper") -> None:
+    """Wait until the mind has run `count` more cycles (its status says when each ran)."""
+    seen: set[str] = set()
+
+    def probe() -> bool:
+        obj = json.loads(cluster.kubectl("get", "mind", name, "-n", namespace, "-o", "json").stdout)
+        at = (obj.get("status") or {}).get("lastCycleAt")
+        if at:
+            seen.add(str(at))
+        return len(seen) > count
+
+    eventually(probe, timeout=30 + 15 * count, interval=0.5, what=f"{count} more cycles")
+
+
+def why(cluster: Cluster, namespace: str, plan: str, database_url: str) -> str:
+    """What ``minds why plan/PLAN`` tells a person."""
+    done = subprocess.run(
+        [sys.executable, "-m", "minds.cli.main", "why", f"plan/{plan}", "-n", namespace],
+        env={
+            **os.environ,
+            "KUBECONFIG": str(cluster.kubeconfig),
+            "MINDS_DATABASE_URL": database_url,
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
