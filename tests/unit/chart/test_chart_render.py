@@ -15,7 +15,13 @@ import pytest
 import yaml
 
 from minds.adapters.model_endpoints import ModelEndpoints
-from minds.controller.settings import APPROVAL_TTL_ENV, PRICES_ENV, approval_ttl, priced_registry
+from minds.controller.settings import (
+    APPROVAL_TTL_ENV,
+    PRICES_ENV,
+    ConfigError,
+    approval_ttl,
+    priced_registry,
+)
 from minds.domain.capabilities.registry import REGISTRY
 from tests.fixtures.helm import CHART, LINT_VALUES, Helm, find
 
@@ -284,6 +290,27 @@ def test_prices_and_the_approval_ttl_reach_the_controller_as_configured(helm: He
     unpriced = _env(_controller_pod(helm.objects({"capabilities.prices": None}))["containers"][0])
     assert PRICES_ENV not in unpriced
     assert approval_ttl(unpriced[APPROVAL_TTL_ENV]) == timedelta(days=1)
+
+
+def test_the_documented_prices_are_what_the_controller_reads(helm: Helm) -> None:
+    """docs/capabilities.md, Prices: its values render the prices it describes, and the line
+    it shows is the controller's refusal of an unknown capability."""
+    from tests.fixtures.docs import sections
+
+    text = sections(REPO / "docs" / "capabilities.md")["Prices"]
+    [values] = [yaml.safe_load(b) for b in _YAML_BLOCK.findall(text)]
+    env = _env(
+        _controller_pod(helm.objects({"capabilities": values["capabilities"]}))["containers"][0]
+    )
+    registry = priced_registry(env[PRICES_ENV])
+    assert {n: registry[n].money for n in ("service.restart", "logs.query")} == {
+        "service.restart": 2.5,
+        "logs.query": 0.1,
+    }
+    [shown] = re.findall(r"^```text\n(.*?)\n```", text, re.MULTILINE | re.DOTALL)
+    with pytest.raises(ConfigError) as refused:
+        priced_registry('{"service.restat": 1}')
+    assert shown.removeprefix("error: ").removesuffix("...)") in str(refused.value)
 
 
 def test_the_schema_prices_exactly_the_registrys_capabilities() -> None:
