@@ -50,6 +50,23 @@ def mind(cluster: Cluster, namespace: str, name: str = "keeper", **spec: Any) ->
     )
 
 
+def asking_keeper(cluster: Cluster, namespace: str, name: str = "keeper") -> None:
+    """A Mind whose goal is atlas-worker running, that plans on its own every 5 s and asks a
+    person before a restart; logs may not be read, so an escalation asks nobody for access."""
+    mind(
+        cluster,
+        namespace,
+        name,
+        cycleIntervalSeconds=5,
+        goals=[{"name": "atlas-running", "subject": {"name": "atlas-worker"}, "priority": 0.8}],
+        capabilityPolicy=[
+            {"capability": "service.restart", "decision": "approve"},
+            {"capability": "logs.query", "decision": "deny"},
+        ],
+        budget={"invocations": 100},
+    )
+
+
 def deployment(cluster: Cluster, namespace: str, name: str = "atlas-worker") -> None:
     apply(
         cluster,

@@ -43,11 +43,11 @@ from tests.e2e.approval_support import (
 )
 from tests.e2e.executor_support import (
     apply,
+    asking_keeper,
     assert_no_tracebacks,
     cycles_pass,
     deployment,
     intention_status,
-    mind,
     operator_plan,
     plan_body,
     plan_names,
@@ -241,19 +241,7 @@ def test_the_minds_expired_request_blocks_its_intention_and_nobody_is_asked_agai
     controller = controller_factory("short-ttl", extra_env={APPROVAL_TTL_ENV: "60"})
     deployment(cluster, namespace)
     set_health(cluster, namespace, healthy=False)
-    mind(
-        cluster,
-        namespace,
-        MIND,
-        cycleIntervalSeconds=5,
-        goals=[{"name": "atlas-running", "subject": {"name": "atlas-worker"}, "priority": 0.8}],
-        # A restart asks a person; logs may not be read, so no escalation asks for access.
-        capabilityPolicy=[
-            {"capability": "service.restart", "decision": "approve"},
-            {"capability": "logs.query", "decision": "deny"},
-        ],
-        budget={"invocations": 100},
-    )
+    asking_keeper(cluster, namespace, MIND)
     [plan] = eventually(lambda: plan_names(cluster, namespace), timeout=120, what="the plan")
     waiting = waiting_step(cluster, namespace, plan)
     name = str(waiting["approvalRef"])
