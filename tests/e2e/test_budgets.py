@@ -144,6 +144,7 @@ def test_a_money_cap_below_two_priced_restarts_lets_the_first_act_and_blocks_the
     """The platform team prices a restart at 2.5 (the chart's capabilities.prices); a plan
     may spend 4: the first restart acts, the second would pass the cap and blocks."""
     controller = controller_factory("priced", extra_env={PRICES_ENV: '{"service.restart": 2.5}'})
+    assert "capability prices: {'service.restart': 2.5}" in controller.log()
     mind(
         cluster,
         namespace,

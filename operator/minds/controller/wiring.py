@@ -116,6 +116,10 @@ def build(config: ControllerConfig) -> Wiring:
     metrics = start_metrics(config.metrics_bind_address, store, ledger, utc_now)
     ledger.observe(metrics.process)
     registry = config.registry  # priced by the platform team's configuration
+    prices = {name: spec.money for name, spec in registry.specs.items() if spec.money}
+    log.info(
+        "capability prices: %s; approvals expire after %s", prices or "none", config.approval_ttl
+    )
     minds = MindService(
         resources=resources,
         ledger=ledger,
