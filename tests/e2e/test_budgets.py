@@ -137,6 +137,22 @@ def test_the_approvals_cap_counts_a_step_policy_sends_for_approval(
     assert approvals.strip() == ""
 
 
+@pytest.mark.parametrize(
+    ("prices", "line"),
+    [
+        ('{"service.restat": 1}', "capabilities.prices.service.restat: no such capability"),
+        ('{"service.restart": -2.5}', "capabilities.prices.service.restart: -2.5 is not a price"),
+    ],
+)
+def test_a_controller_given_a_bad_price_does_not_start_and_says_which(
+    controller_factory: ControllerFactory, prices: str, line: str
+) -> None:
+    handle = controller_factory("mispriced", extra_env={PRICES_ENV: prices}, wait=False)
+    eventually(lambda: not handle.alive(), what="the mispriced controller refused to start")
+    [said] = [row for row in handle.log().splitlines() if PRICES_ENV in row]
+    assert said.startswith(f"error: {PRICES_ENV}: {line}")
+
+
 @pytest.mark.usefixtures("alone")
 def test_a_money_cap_below_two_priced_restarts_lets_the_first_act_and_blocks_the_second(
     cluster: Cluster, namespace: str, e2e_ledger: Ledger, controller_factory: ControllerFactory
