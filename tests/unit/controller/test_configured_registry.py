@@ -32,6 +32,11 @@ def test_a_price_is_set_on_its_capability_only() -> None:
     assert priced.names() == REGISTRY.names()
     assert priced["service.restart"].parameters is REGISTRY["service.restart"].parameters
     assert REGISTRY["service.restart"].money == 0.0
+    # A priced copy is as closed as the vocabulary it copies.
+    with pytest.raises(TypeError):
+        priced.specs["shell.run"] = priced["service.restart"]  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        priced._specs = {}
 
 
 @pytest.mark.parametrize(

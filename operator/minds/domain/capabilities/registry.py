@@ -199,7 +199,8 @@ def parameter_problems(
 
 class CapabilityRegistry:
     """A read-only view of the capability vocabulary. There is deliberately no way to add to
-    it: the only instance is `REGISTRY`, built from this module's definitions at import."""
+    it: `REGISTRY` is built from this module's definitions at import, and `priced` copies it
+    with other prices and nothing else changed."""
 
     __slots__ = ("_specs",)
     _specs: Mapping[str, CapabilitySpec]
