@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -17,7 +16,12 @@ from minds.adapters.metrics import (
 from minds.adapters.model_endpoints import ENV as MODEL_ENDPOINTS_ENV
 from minds.adapters.model_endpoints import EndpointsFileError, ModelEndpoints
 from minds.domain.approvals import DEFAULT_TTL
-from minds.domain.capabilities.registry import REGISTRY, CapabilityRegistry, PriceError
+from minds.domain.capabilities.registry import (
+    REGISTRY,
+    CapabilityRegistry,
+    PriceError,
+    priced_by,
+)
 
 #: The chart's ``capabilities.prices``: a JSON object, capability -> price per invocation.
 PRICES_ENV: Final = "MINDS_CAPABILITY_PRICES"
@@ -72,18 +76,11 @@ class ControllerConfig:
 
 def priced_registry(raw: str) -> CapabilityRegistry:
     """The vocabulary with the prices ``raw`` (JSON) sets; empty sets none."""
-    if not raw.strip():
-        return REGISTRY
     try:
-        prices = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{PRICES_ENV}: not JSON ({exc.msg})") from exc
-    if not isinstance(prices, dict):
-        raise ConfigError(f"{PRICES_ENV}: expected an object of capability: price")
-    try:
-        return REGISTRY.priced(prices)
+        return priced_by(raw)
     except PriceError as exc:
-        raise ConfigError(f"{PRICES_ENV}: capabilities.prices.{exc}") from exc
+        key = f"capabilities.prices.{exc}" if exc.capability is not None else str(exc)
+        raise ConfigError(f"{PRICES_ENV}: {key}") from exc
 
 
 def approval_ttl(raw: str) -> timedelta:

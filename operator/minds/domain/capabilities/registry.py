@@ -20,6 +20,7 @@ target is derived from its parameters:
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -256,10 +257,11 @@ class CapabilityRegistry:
 
 
 class PriceError(ValueError):
-    """A price the registry refuses; ``capability`` is the key the configuration used."""
+    """Prices the registry refuses; ``capability`` is the key the configuration used, None
+    when the prices as a whole are unreadable."""
 
-    def __init__(self, capability: str, problem: str) -> None:
-        super().__init__(f"{capability}: {problem}")
+    def __init__(self, capability: str | None, problem: str) -> None:
+        super().__init__(f"{capability}: {problem}" if capability is not None else problem)
         self.capability = capability
 
 
@@ -418,3 +420,17 @@ def _definitions() -> tuple[CapabilitySpec, ...]:
 
 
 REGISTRY: Final = CapabilityRegistry({spec.name: spec for spec in _definitions()})
+
+
+def priced_by(raw: str) -> CapabilityRegistry:
+    """`REGISTRY` with the prices ``raw`` sets: a JSON object of capability: price, as the
+    controller's configuration and ``minds plan validate --prices`` spell them. Empty: none."""
+    if not raw.strip():
+        return REGISTRY
+    try:
+        prices = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise PriceError(None, f"not JSON ({exc.msg})") from exc
+    if not isinstance(prices, dict):
+        raise PriceError(None, "expected an object of capability: price")
+    return REGISTRY.priced(prices)
