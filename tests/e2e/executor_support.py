@@ -50,6 +50,23 @@ def mind(cluster: Cluster, namespace: str, name: str = "keeper", **spec: Any) ->
     )
 
 
+def asking_keeper(cluster: Cluster, namespace: str, name: str = "keeper") -> None:
+    """A Mind whose goal is atlas-worker running, that plans on its own every 5 s and asks a
+    person before a restart; logs may not be read, so an escalation asks nobody for access."""
+    mind(
+        cluster,
+        namespace,
+        name,
+        cycleIntervalSeconds=5,
+        goals=[{"name": "atlas-running", "subject": {"name": "atlas-worker"}, "priority": 0.8}],
+        capabilityPolicy=[
+            {"capability": "service.restart", "decision": "approve"},
+            {"capability": "logs.query", "decision": "deny"},
+        ],
+        budget={"invocations": 100},
+    )
+
+
 def deployment(cluster: Cluster, namespace: str, name: str = "atlas-worker") -> None:
     apply(
         cluster,
@@ -351,3 +368,35 @@ def assert_no_tracebacks(log: str) -> None:
     if "Traceback (most recent call last)" in log:
         start = log.index("Traceback (most recent call last)")
         raise AssertionError(f"the controller failed:\n{log[max(0, start - 500) : start + 4000]}")
+
+
+def cycles_pass(cluster: Cluster, namespace: str, count: int, name: str = "keeper") -> None:
+    """Wait until the mind has run `count` more cycles (its status says when each ran)."""
+    seen: set[str] = set()
+
+    def probe() -> bool:
+        obj = json.loads(cluster.kubectl("get", "mind", name, "-n", namespace, "-o", "json").stdout)
+        at = (obj.get("status") or {}).get("lastCycleAt")
+        if at:
+            seen.add(str(at))
+        return len(seen) > count
+
+    eventually(probe, timeout=30 + 15 * count, interval=0.5, what=f"{count} more cycles")
+
+
+def why(cluster: Cluster, namespace: str, plan: str, database_url: str) -> str:
+    """What ``minds why plan/PLAN`` tells a person."""
+    done = subprocess.run(
+        [sys.executable, "-m", "minds.cli.main", "why", f"plan/{plan}", "-n", namespace],
+        env={
+            **os.environ,
+            "KUBECONFIG": str(cluster.kubeconfig),
+            "MINDS_DATABASE_URL": database_url,
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout

@@ -5,6 +5,11 @@ SIGSTOP, restarted). Real API server, Postgres and controller processes.
 A plan step asks with the executor's own origin (so its executor, and nothing else, follows
 the Approval), but with a short expiry: the test raises that very Approval first, while no
 controller runs, and the executor adopts it when it gets to the step.
+
+The mind's side: a controller configured with a one-minute expiry (the chart's
+``approvals.ttlSeconds``), a mind that plans a restart on its own and asks for it, and nobody
+answering. The step fails as an expired approval, the intention blocks, and over the cycles
+that follow nobody is asked again.
 """
 
 from __future__ import annotations
@@ -13,11 +18,14 @@ import os
 import signal
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
 from minds.adapters.ledger import Ledger
+from minds.controller.settings import APPROVAL_TTL_ENV
 from minds.devenv.controller import ControllerHandle
+from minds.domain.intentions import IntentionStatus
 from minds.domain.resources.approval import Explanation
 from minds.domain.resources.common import parse_timestamp
 from minds.engine.capability_service import CapabilityService, Invocation, Origin
@@ -33,7 +41,22 @@ from tests.e2e.approval_support import (
     setup_mind,
     shown,
 )
-from tests.e2e.executor_support import apply, operator_plan, wait_step, workload
+from tests.e2e.executor_support import (
+    apply,
+    asking_keeper,
+    assert_no_tracebacks,
+    cycles_pass,
+    deployment,
+    intention_status,
+    operator_plan,
+    plan_body,
+    plan_names,
+    set_health,
+    wait_phase,
+    wait_step,
+    why,
+    workload,
+)
 from tests.fixtures.cluster import Cluster, ControllerFactory
 from tests.fixtures.waiting import eventually
 
@@ -191,3 +214,70 @@ def test_a_decision_first_seen_by_a_controller_started_after_expiry_is_refused(
     past(expires + timedelta(seconds=1))
     controller_factory("restarted")
     refused_as_late(cluster, namespace, name, e2e_ledger)
+
+
+def approvals_in(cluster: Cluster, namespace: str) -> list[str]:
+    listed = cluster.kubectl("get", "approvals", "-n", namespace, "-o", "name").stdout
+    return listed.split()
+
+
+def waiting_step(cluster: Cluster, namespace: str, plan: str) -> dict[str, Any]:
+    """The step of ``plan`` that waits for a person."""
+
+    def probe() -> dict[str, Any] | None:
+        steps = (plan_body(cluster, namespace, plan).get("status") or {}).get("steps", [])
+        return next((s for s in steps if s.get("status") == "awaiting_approval"), None)
+
+    return eventually(probe, timeout=120, what=f"a step of {plan} awaiting approval")
+
+
+def test_the_minds_expired_request_blocks_its_intention_and_nobody_is_asked_again(
+    cluster: Cluster,
+    namespace: str,
+    e2e_ledger: Ledger,
+    e2e_database_url: str,
+    controller_factory: ControllerFactory,
+) -> None:
+    controller = controller_factory("short-ttl", extra_env={APPROVAL_TTL_ENV: "60"})
+    deployment(cluster, namespace)
+    set_health(cluster, namespace, healthy=False)
+    asking_keeper(cluster, namespace, MIND)
+    [plan] = eventually(lambda: plan_names(cluster, namespace), timeout=120, what="the plan")
+    waiting = waiting_step(cluster, namespace, plan)
+    name = str(waiting["approvalRef"])
+    asked = approval(cluster, namespace, name)
+    created = parse_timestamp(asked["metadata"]["creationTimestamp"])
+    expires = parse_timestamp(asked["spec"]["expiresAt"])
+    assert created is not None
+    assert expires is not None
+    assert timedelta(seconds=55) <= expires - created <= timedelta(seconds=65)
+
+    # Nobody answers.
+    phase(cluster, namespace, name, "Expired", timeout=120)
+    failed = wait_step(cluster, namespace, plan, waiting["key"], "failed")
+    assert "approval expired" in failed["reason"]
+    wait_phase(cluster, namespace, plan, "failed")
+    intention = str(plan_body(cluster, namespace, plan)["spec"]["intention"])
+    blocked = intention_status(e2e_ledger, intention, IntentionStatus.BLOCKED)
+    assert blocked.reason is not None
+    assert "approval expired" in blocked.reason
+    verdicts = eventually(
+        lambda: e2e_ledger.decisions(
+            namespace=namespace, kind="reconsideration", subject=("intention", intention)
+        ),
+        what="the reconsideration",
+    )
+    assert [(d.data["inputs"]["trigger"], d.outcome) for d in verdicts] == [
+        ("expired_approval", "block")
+    ]
+
+    cycles_pass(cluster, namespace, 4)
+    # Still one request, one plan, no restart: the want is held by the blocked intention.
+    assert approvals_in(cluster, namespace) == [f"approval.minds.dev/{name}"]
+    assert plan_names(cluster, namespace) == [plan]
+    assert not e2e_ledger.executions(namespace=namespace, capability="service.restart")
+    assert e2e_ledger.intention(intention).status is IntentionStatus.BLOCKED  # type: ignore[union-attr]
+    told = why(cluster, namespace, plan, e2e_database_url)
+    assert "reconsideration: block" in told
+    assert "approval expired" in told
+    assert_no_tracebacks(controller.log())

@@ -1,6 +1,7 @@
 """Budgets against the real control plane, Postgres and the controller: checks counted apart
-from invocations, the approvals cap judged by policy, and an exhausted budget told in one
-format wherever a person or the ledger looks (docs/planning.md#budgets)."""
+from invocations, the approvals cap judged by policy, money priced by the platform team's
+configuration, and an exhausted budget told in one format wherever a person or the ledger looks
+(docs/planning.md#budgets)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,14 @@ from typing import Any
 import pytest
 
 from minds.adapters.ledger import Ledger
+from minds.controller.settings import PRICES_ENV
+from minds.domain.intentions import IntentionStatus
 from tests.e2e.executor_support import (
     apply,
+    assert_no_tracebacks,
     deployment,
+    intention_of,
+    intention_status,
     mind,
     operator_plan,
     read_step,
@@ -24,7 +30,7 @@ from tests.e2e.executor_support import (
     steps_of,
     wait_phase,
 )
-from tests.fixtures.cluster import REPO, Cluster
+from tests.fixtures.cluster import REPO, Cluster, ControllerFactory
 from tests.fixtures.waiting import eventually
 
 pytestmark = pytest.mark.usefixtures("session_controller", "controller_without_errors")
@@ -129,3 +135,60 @@ def test_the_approvals_cap_counts_a_step_policy_sends_for_approval(
     assert blocked["actual"]["approvals"] == 0
     approvals = cluster.kubectl("get", "approvals", "-n", namespace, "-o", "name").stdout
     assert approvals.strip() == ""
+
+
+@pytest.mark.parametrize(
+    ("prices", "line"),
+    [
+        ('{"service.restat": 1}', "capabilities.prices.service.restat: no such capability"),
+        ('{"service.restart": -2.5}', "capabilities.prices.service.restart: -2.5 is not a price"),
+    ],
+)
+def test_a_controller_given_a_bad_price_does_not_start_and_says_which(
+    controller_factory: ControllerFactory, prices: str, line: str
+) -> None:
+    handle = controller_factory("mispriced", extra_env={PRICES_ENV: prices}, wait=False)
+    eventually(lambda: not handle.alive(), what="the mispriced controller refused to start")
+    [said] = [row for row in handle.log().splitlines() if PRICES_ENV in row]
+    assert said.startswith(f"error: {PRICES_ENV}: {line}")
+
+
+@pytest.mark.usefixtures("alone")
+def test_a_money_cap_below_two_priced_restarts_lets_the_first_act_and_blocks_the_second(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger, controller_factory: ControllerFactory
+) -> None:
+    """The platform team prices a restart at 2.5 (the chart's capabilities.prices); a plan
+    may spend 4: the first restart acts, the second would pass the cap and blocks."""
+    controller = controller_factory("priced", extra_env={PRICES_ENV: '{"service.restart": 2.5}'})
+    assert "capability prices: {'service.restart': 2.5}" in controller.log()
+    mind(
+        cluster,
+        namespace,
+        capabilityPolicy=[{"capability": "service.restart", "decision": "allow"}],
+    )
+    deployment(cluster, namespace)
+    steps = [restart_step("P1", namespace), restart_step("P2", namespace, "P1")]
+    apply(cluster, operator_plan(namespace, "thrifty", steps, budget={"money": 4}))
+
+    reason = "budget exhausted: 2.5 of 4 money used"
+    blocked = wait_phase(cluster, namespace, "thrifty", "blocked", timeout=120)
+    assert steps_of(blocked) == {"P1": "completed", "P2": "blocked"}, blocked
+    assert blocked["actual"]["money"] == 2.5
+    assert blocked["waitingOn"] == f"P2: blocked ({reason})"
+    restarts = e2e_ledger.executions(namespace=namespace, capability="service.restart")
+    assert [r.origin.step for r in restarts] == ["P1"]
+    eventually(
+        lambda: reason in cluster.kubectl("describe", "plan", "thrifty", "-n", namespace).stdout,
+        what="the blocked step's Event in kubectl describe",
+    )
+    assert show(cluster, namespace, "thrifty")["money"] == ["2.5", "4", "5"]
+    rows = eventually(
+        lambda: e2e_ledger.events(namespace=namespace, type="plan_step_blocked"),
+        what="plan_step_blocked in the ledger",
+    )
+    assert [(r.payload["step"], r.payload["reason"]) for r in rows] == [("P2", reason)]
+    intention = intention_of(e2e_ledger, cluster, namespace, "thrifty")
+    suspended = intention_status(e2e_ledger, intention.id, IntentionStatus.SUSPENDED)
+    assert suspended.reason is not None
+    assert reason in suspended.reason
+    assert_no_tracebacks(controller.log())

@@ -26,6 +26,7 @@ from tests.e2e.approval_support import (
 )
 from tests.e2e.executor_support import (
     apply,
+    asking_keeper,
     deployment,
     form_intention,
     intention_of,
@@ -419,18 +420,7 @@ def test_a_cancelled_plan_of_the_mind_is_not_planned_again_at_once(
     deployment(cluster, namespace)
     rollout_status(cluster, namespace)
     break_pods(cluster, namespace)
-    mind(
-        cluster,
-        namespace,
-        MIND,
-        cycleIntervalSeconds=5,
-        goals=[{"name": "atlas-running", "subject": {"name": "atlas-worker"}, "priority": 0.8}],
-        capabilityPolicy=[
-            {"capability": "service.restart", "decision": "approve"},
-            {"capability": "logs.query", "decision": "deny"},
-        ],
-        budget={"invocations": 100},
-    )
+    asking_keeper(cluster, namespace, MIND)
     [plan] = eventually(lambda: plans_of(cluster, namespace), timeout=90, what="a plan")
     approval = wait_step(cluster, namespace, plan, "P1", "awaiting_approval")["approvalRef"]
 

@@ -5,10 +5,6 @@ operator's Plan and another plan on one workload give one restart."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
 from minds.adapters.ledger import Ledger
@@ -28,6 +24,7 @@ from tests.e2e.executor_support import (
     set_health,
     wait_phase,
     wait_step,
+    why,
     workload,
 )
 from tests.fixtures.cluster import Cluster
@@ -65,23 +62,6 @@ def verdicts(ledger: Ledger, namespace: str, intention: str) -> list[tuple[str, 
             namespace=namespace, kind="reconsideration", subject=("intention", intention)
         )
     ]
-
-
-def why(cluster: Cluster, namespace: str, plan: str, database_url: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "minds.cli.main", "why", f"plan/{plan}", "-n", namespace],
-        env={
-            **os.environ,
-            "KUBECONFIG": str(cluster.kubeconfig),
-            "MINDS_DATABASE_URL": database_url,
-        },
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def test_a_denial_replans_closes_the_subordinate_and_shows_in_why(

@@ -12,6 +12,7 @@ import pytest
 from minds.adapters.ledger import Ledger
 from tests.e2e.executor_support import (
     apply,
+    cycles_pass,
     deployment,
     mind,
     operator_plan,
@@ -37,20 +38,6 @@ GOAL = [{"name": "atlas-running", "subject": {"name": "atlas-worker"}, "priority
 def plans_of(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
     items = json.loads(cluster.kubectl("get", "plans", "-n", namespace, "-o", "json").stdout)
     return list(items["items"])
-
-
-def cycles_pass(cluster: Cluster, namespace: str, count: int, name: str = "keeper") -> None:
-    """Wait until the mind has run `count` more cycles (its status says when each ran)."""
-    seen: set[str] = set()
-
-    def probe() -> bool:
-        obj = json.loads(cluster.kubectl("get", "mind", name, "-n", namespace, "-o", "json").stdout)
-        at = (obj.get("status") or {}).get("lastCycleAt")
-        if at:
-            seen.add(str(at))
-        return len(seen) > count
-
-    eventually(probe, timeout=30 + 15 * count, interval=0.5, what=f"{count} more cycles")
 
 
 def restarts(ledger: Ledger, namespace: str) -> int:

@@ -29,7 +29,8 @@ from minds.cli.plan_input import (
     read_text,
 )
 from minds.cli.plan_render import Finding, count, findings, render_finding, render_show
-from minds.domain.capabilities.registry import REGISTRY
+from minds.domain.capabilities.registry import PriceError, priced_by
+from minds.domain.planning.budget import number
 from minds.domain.planning.model import Plan, ValidationResult
 from minds.domain.planning.scoring import estimate
 from minds.domain.planning.validation import validate as validate_plan
@@ -79,6 +80,9 @@ def _use(plan: Plan) -> str:
     ]
     if use.network_operations:
         parts.append(count(use.network_operations, "network operation"))
+    if use.money:
+        cap = f" (budget {number(budget.money)})" if budget.money is not None else ""
+        parts.append(f"{number(use.money)} money{cap}")
     return ", ".join(parts)
 
 
@@ -116,22 +120,32 @@ def validate(
         metavar="MIND.yaml",
         help="Judge against this Mind's locked capabilities and policy (default: none).",
     ),
+    prices: str = typer.Option(
+        "",
+        "--prices",
+        metavar="JSON",
+        help="Capability prices as the controller has them (its capabilities.prices), e.g. "
+        "'{\"service.restart\": 2.5}' (default: every capability costs 0).",
+    ),
     output: Output = OUTPUT,
 ) -> None:
     """Validate a plan as the controller would; exit 0 valid, 1 invalid, 2 unreadable."""
     try:
         spec = plan_spec(load_mapping(read_text(file), file), file)
         mind = mind_view(mind_file) if mind_file else MindView()
+        registry = priced_by(prices)
     except Unreadable as exc:
         raise _fail(str(exc)) from exc
+    except PriceError as exc:
+        raise _fail(f"--prices: {exc}") from exc
     plan, shape = parse_plan(spec)
     result = None
     if plan is not None:
         # The estimate is computed, never taken from the spec: the budget rule should judge
         # what the plan would really use, not what its author says it would.
-        used = estimate(plan, REGISTRY, mind, datetime.now(UTC))
+        used = estimate(plan, registry, mind, datetime.now(UTC))
         plan = plan.model_copy(update={"estimate": used})
-        result = validate_plan(plan, REGISTRY, mind)
+        result = validate_plan(plan, registry, mind)
     if output is Output.JSON:
         typer.echo(_report_json(result, shape))
     else:

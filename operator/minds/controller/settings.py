@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Final
 
 from minds.adapters.metrics import (
     BIND_ENV,
@@ -13,6 +15,20 @@ from minds.adapters.metrics import (
 )
 from minds.adapters.model_endpoints import ENV as MODEL_ENDPOINTS_ENV
 from minds.adapters.model_endpoints import EndpointsFileError, ModelEndpoints
+from minds.domain.approvals import DEFAULT_TTL
+from minds.domain.capabilities.registry import (
+    REGISTRY,
+    CapabilityRegistry,
+    PriceError,
+    priced_by,
+)
+
+#: The chart's ``capabilities.prices``: a JSON object, capability -> price per invocation.
+PRICES_ENV: Final = "MINDS_CAPABILITY_PRICES"
+#: The chart's ``approvals.ttlSeconds``: how long the controller's requests wait for a person.
+APPROVAL_TTL_ENV: Final = "MINDS_APPROVAL_TTL_SECONDS"
+#: A person needs time to read a request; a week-old request no longer describes the world.
+APPROVAL_TTL_BOUNDS: Final = (timedelta(minutes=1), timedelta(days=7))
 
 
 class ConfigError(RuntimeError):
@@ -26,6 +42,9 @@ class ControllerConfig:
     context: str | None = None
     model_endpoints: ModelEndpoints = field(default_factory=ModelEndpoints)
     metrics_bind_address: str = DEFAULT_BIND_ADDRESS
+    #: The vocabulary with the operator's prices (docs/capabilities.md#prices).
+    registry: CapabilityRegistry = REGISTRY
+    approval_ttl: timedelta = DEFAULT_TTL
 
     @classmethod
     def from_env(cls) -> ControllerConfig:
@@ -50,4 +69,32 @@ class ControllerConfig:
             context=os.environ.get("MINDS_KUBE_CONTEXT") or None,
             model_endpoints=endpoints,
             metrics_bind_address=metrics,
+            registry=priced_registry(os.environ.get(PRICES_ENV, "")),
+            approval_ttl=approval_ttl(os.environ.get(APPROVAL_TTL_ENV, "")),
         )
+
+
+def priced_registry(raw: str) -> CapabilityRegistry:
+    """The vocabulary with the prices ``raw`` (JSON) sets; empty sets none."""
+    try:
+        return priced_by(raw)
+    except PriceError as exc:
+        key = f"capabilities.prices.{exc}" if exc.capability is not None else str(exc)
+        raise ConfigError(f"{PRICES_ENV}: {key}") from exc
+
+
+def approval_ttl(raw: str) -> timedelta:
+    """How long a request waits for a person: whole seconds within the bounds; empty, a day."""
+    if not raw.strip():
+        return DEFAULT_TTL
+    low, high = APPROVAL_TTL_BOUNDS
+    try:
+        ttl = timedelta(seconds=int(raw))
+    except ValueError as exc:
+        raise ConfigError(f"{APPROVAL_TTL_ENV}: {raw!r} is not a whole number of seconds") from exc
+    if not low <= ttl <= high:
+        raise ConfigError(
+            f"{APPROVAL_TTL_ENV}: {raw} is outside {int(low.total_seconds())}.."
+            f"{int(high.total_seconds())} seconds"
+        )
+    return ttl

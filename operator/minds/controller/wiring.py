@@ -24,7 +24,6 @@ from minds.controller.settings import ControllerConfig
 from minds.controller.wakeups import Wakeups
 from minds.controller.watch import WATCHED
 from minds.controller.workers import WORKERS
-from minds.domain.capabilities.registry import REGISTRY
 from minds.domain.planning.planner import ModelProposal
 from minds.domain.resources.mind import MindSpec
 from minds.engine.approval_service import ApprovalService
@@ -116,24 +115,30 @@ def build(config: ControllerConfig) -> Wiring:
     # The state gauges are computed from what the watch holds: a scrape costs no API request.
     metrics = start_metrics(config.metrics_bind_address, store, ledger, utc_now)
     ledger.observe(metrics.process)
+    registry = config.registry  # priced by the platform team's configuration
+    prices = {name: spec.money for name, spec in registry.specs.items() if spec.money}
+    log.info(
+        "capability prices: %s; approvals expire after %s", prices or "none", config.approval_ttl
+    )
     minds = MindService(
         resources=resources,
         ledger=ledger,
         events=events,
         clock=utc_now,
-        capabilities=frozenset(REGISTRY.names()),
+        capabilities=frozenset(registry.names()),
         model_endpoints=config.model_endpoints.names(),
     )
     plans = PlanService(
-        resources=resources, ledger=ledger, events=events, clock=utc_now, registry=REGISTRY
+        resources=resources, ledger=ledger, events=events, clock=utc_now, registry=registry
     )
     capabilities = CapabilityService(
         resources=resources,
         ledger=ledger,
         drivers=default_drivers(api),
         clock=utc_now,
-        registry=REGISTRY,
+        registry=registry,
         telemetry=metrics.process,
+        approval_ttl=config.approval_ttl,
     )
     approvals = ApprovalService(
         resources=resources, ledger=ledger, events=events, clock=utc_now, telemetry=metrics.process
@@ -142,7 +147,7 @@ def build(config: ControllerConfig) -> Wiring:
     planning = PlanningService(
         resources=resources,
         clock=utc_now,
-        registry=REGISTRY,
+        registry=registry,
         proposer=model_proposer(api, config.model_endpoints),
     )
     executor = Executor(
@@ -153,7 +158,7 @@ def build(config: ControllerConfig) -> Wiring:
         approvals=approvals,
         planning=planning,
         clock=utc_now,
-        registry=REGISTRY,
+        registry=registry,
         holder=f"{socket.gethostname()}-{os.getpid()}",
     )
     return Wiring(
@@ -172,7 +177,7 @@ def build(config: ControllerConfig) -> Wiring:
             planning=planning,
             approvals=approvals,
             clock=utc_now,
-            registry=REGISTRY,
+            registry=registry,
             review_assumptions=executor.review_assumptions,
         ),
         retention=PlanRetention(resources=resources, ledger=ledger, clock=utc_now),

@@ -169,7 +169,9 @@ class Invocation:
     #: A check observes to verify an outcome; it never asks a person.
     check: bool = False
     batch_key: str | None = None
-    approval_ttl: timedelta = DEFAULT_TTL
+    #: How long its Approval waits for a person; None: the service's (the controller's
+    #: configured ``approvals.ttlSeconds``).
+    approval_ttl: timedelta | None = None
 
 
 @dataclass(frozen=True)
@@ -182,7 +184,7 @@ class CapabilityRequest:
     grant: GrantRequest
     explanation: Explanation
     batch_key: str | None = None
-    approval_ttl: timedelta = DEFAULT_TTL
+    approval_ttl: timedelta | None = None
 
 
 @dataclass(frozen=True)
@@ -212,6 +214,7 @@ class CapabilityService:
         clock: Clock,
         registry: CapabilityRegistry,
         telemetry: Telemetry = NO_TELEMETRY,
+        approval_ttl: timedelta = DEFAULT_TTL,
     ) -> None:
         self._resources = resources
         self._ledger = ledger
@@ -219,6 +222,7 @@ class CapabilityService:
         self._clock = clock
         self._registry = registry
         self._telemetry = telemetry
+        self._approval_ttl = approval_ttl
 
     def _told(self, inv: Invocation, outcome: InvocationOutcome) -> InvocationOutcome:
         self._telemetry.invoked(inv.namespace, inv.origin.mind, inv.capability, outcome.kind.value)
@@ -590,7 +594,7 @@ class CapabilityService:
             explanation=inv.explanation,
             origin=inv.origin.approval(),
             batch_key=inv.batch_key,
-            expires_at=self._clock() + inv.approval_ttl,
+            expires_at=self._clock() + (inv.approval_ttl or self._approval_ttl),
             **asked_of(self._resources, inv.namespace, inv.origin.approval(), approvers),
         )
         name = self._create_approval(inv.namespace, inv.origin, spec, inv.batch_key)
@@ -652,7 +656,7 @@ class CapabilityService:
             explanation=req.explanation,
             origin=req.origin.approval(),
             batch_key=req.batch_key,
-            expires_at=self._clock() + req.approval_ttl,
+            expires_at=self._clock() + (req.approval_ttl or self._approval_ttl),
             **asked_of(self._resources, req.namespace, req.origin.approval(), spec.approvers),
         )
         name = self._create_approval(req.namespace, req.origin, approval, req.batch_key)

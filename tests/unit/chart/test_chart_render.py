@@ -4,7 +4,9 @@ security context the controller needs."""
 
 from __future__ import annotations
 
+import json
 import re
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,14 @@ import pytest
 import yaml
 
 from minds.adapters.model_endpoints import ModelEndpoints
+from minds.controller.settings import (
+    APPROVAL_TTL_ENV,
+    PRICES_ENV,
+    ConfigError,
+    approval_ttl,
+    priced_registry,
+)
+from minds.domain.capabilities.registry import REGISTRY
 from tests.fixtures.helm import CHART, LINT_VALUES, Helm, find
 
 FILES = CHART / "files"
@@ -271,6 +281,45 @@ def test_the_model_endpoints_reach_the_controller_as_configured(helm: Helm, tmp_
     assert loaded.names() == {"team-llm", "in-cluster"}
 
 
+def test_prices_and_the_approval_ttl_reach_the_controller_as_configured(helm: Helm) -> None:
+    """What the chart renders is what the controller reads at start."""
+    values = {"capabilities.prices": {"service.restart": 2.5}, "approvals.ttlSeconds": 600}
+    env = _env(_controller_pod(helm.objects(values))["containers"][0])
+    assert priced_registry(env[PRICES_ENV])["service.restart"].money == 2.5
+    assert approval_ttl(env[APPROVAL_TTL_ENV]) == timedelta(seconds=600)
+    unpriced = _env(_controller_pod(helm.objects({"capabilities.prices": None}))["containers"][0])
+    assert PRICES_ENV not in unpriced
+    assert approval_ttl(unpriced[APPROVAL_TTL_ENV]) == timedelta(days=1)
+
+
+def test_the_documented_prices_are_what_the_controller_reads(helm: Helm) -> None:
+    """docs/capabilities.md, Prices: its values render the prices it describes, and the line
+    it shows is the controller's refusal of an unknown capability."""
+    from tests.fixtures.docs import sections
+
+    text = sections(REPO / "docs" / "capabilities.md")["Prices"]
+    [values] = [yaml.safe_load(b) for b in _YAML_BLOCK.findall(text)]
+    env = _env(
+        _controller_pod(helm.objects({"capabilities": values["capabilities"]}))["containers"][0]
+    )
+    registry = priced_registry(env[PRICES_ENV])
+    assert {n: registry[n].money for n in ("service.restart", "logs.query")} == {
+        "service.restart": 2.5,
+        "logs.query": 0.1,
+    }
+    [shown] = re.findall(r"^```text\n(.*?)\n```", text, re.MULTILINE | re.DOTALL)
+    with pytest.raises(ConfigError) as refused:
+        priced_registry('{"service.restat": 1}')
+    assert shown.removeprefix("error: ").removesuffix("...)") in str(refused.value)
+
+
+def test_the_schema_prices_exactly_the_registrys_capabilities() -> None:
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    prices = schema["properties"]["capabilities"]["properties"]["prices"]
+    assert prices["additionalProperties"] is False
+    assert tuple(prices["properties"]) == REGISTRY.names()
+
+
 def test_monitoring_objects_only_when_asked_and_their_crds_exist(helm: Helm) -> None:
     on = {"metrics.serviceMonitor.enabled": True, "metrics.prometheusRule.enabled": True}
     assert not {"ServiceMonitor", "PrometheusRule"} & {o["kind"] for o in helm.objects(on)}
@@ -309,6 +358,9 @@ def test_the_chart_ships_the_generated_crds() -> None:
         ({"modelEndpoints": [{"name": "x", "url": "ftp://x"}]}, "/modelEndpoints/0/url"),
         ({"modelEndpoints": [{"name": "x", "url": "https://x", "apiKey": "k"}]}, "apiKey"),
         ({"podDisruptionBudget.maxUnavailable": 2}, "/podDisruptionBudget/maxUnavailable"),
+        ({"capabilities.prices": {"service.restat": 1}}, "'service.restat' not allowed"),
+        ({"capabilities.prices": {"service.restart": -1}}, "/capabilities/prices/service.restart"),
+        ({"approvals.ttlSeconds": 5}, "/approvals/ttlSeconds"),
         ({"database.url.secretName": ""}, "database.url.secretName"),
         ({"database.ownerUrl.secretName": ""}, "database.ownerUrl.secretName"),
         ({"shards": [{"name": "a", "namespaces": []}]}, "/shards/0/namespaces"),

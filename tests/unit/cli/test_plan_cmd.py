@@ -235,6 +235,36 @@ def test_the_estimate_is_computed_not_taken_from_the_spec(tmp_path: Path) -> Non
     assert "estimate: 0 invocations (budget 20), 12 checks (budget 100)" in result.stdout
 
 
+def test_prices_as_the_controller_has_them_judge_a_money_budget(tmp_path: Path) -> None:
+    restarts = [capability("P1", "service.restart"), capability("P2", "service.restart")]
+    thrifty = write(tmp_path, plan(*restarts, budget={"money": 4}))
+    unpriced = run("validate", thrifty)
+    assert unpriced.exit_code == 0, unpriced.output
+    assert "estimate_over_budget" not in unpriced.stdout
+    priced = run("validate", thrifty, "--prices", '{"service.restart": 2.5}')
+    assert priced.exit_code == 0, priced.output
+    assert "5 money (budget 4)" in priced.stdout
+    assert "warning estimate_over_budget (field estimate)" in priced.stdout
+    assert "5 money > 4" in priced.stdout
+
+
+@pytest.mark.parametrize(
+    ("prices", "said"),
+    [
+        ('{"service.restat": 1}', "--prices: service.restat: no such capability"),
+        ('{"service.restart": -1}', "--prices: service.restart: -1 is not a price"),
+        ("service.restart=1", "--prices: not JSON"),
+    ],
+)
+def test_prices_the_registry_refuses_exit_2_naming_the_key(
+    tmp_path: Path, prices: str, said: str
+) -> None:
+    result = run("validate", write(tmp_path, plan(capability("R1"))), "--prices", prices)
+    assert result.exit_code == 2
+    [line] = result.output.strip().splitlines()
+    assert line.startswith(f"error: {said}")
+
+
 # --- show (without a cluster) --------------------------------------------------------------
 
 

@@ -3,7 +3,6 @@ checks counted apart from invocations, money and approval caps enforced, one rea
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import timedelta
 from typing import Any
 
@@ -153,9 +152,7 @@ def test_a_precondition_is_a_check_not_an_invocation() -> None:
 
 
 def priced(capability: str, money: float) -> CapabilityRegistry:
-    specs = dict(REGISTRY.specs)
-    specs[capability] = dataclasses.replace(specs[capability], money=money)
-    return CapabilityRegistry(specs)
+    return REGISTRY.priced({capability: money})
 
 
 def test_a_step_that_would_pass_the_money_cap_blocks_before_it_acts() -> None:

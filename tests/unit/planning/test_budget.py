@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minds.domain.capabilities.registry import REGISTRY, CapabilityRegistry
+from minds.domain.capabilities.registry import REGISTRY
 from minds.domain.plan_admission import effective_budget
 from minds.domain.planning.budget import (
     KINDS,
@@ -56,9 +55,8 @@ def test_every_step_kind_has_a_spending_rule() -> None:
 
 
 def test_a_capability_step_pays_its_registry_price() -> None:
-    specs = dict(REGISTRY.specs)
-    specs["service.status"] = dataclasses.replace(specs["service.status"], money=1.5)
-    assert spends(step(status()), CapabilityRegistry(specs), asks=False).money == 1.5
+    priced = REGISTRY.priced({"service.status": 1.5})
+    assert spends(step(status()), priced, asks=False).money == 1.5
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,12 @@
 The registry is built once, at import, from the definitions below and then frozen: it has no
 register function and its mapping is read-only, so no capability can be added at runtime and
 there is no general command capability to hide one behind. Plans, policy and the capability
-service all read this one `REGISTRY`.
+service all read this one vocabulary.
+
+Prices are the platform team's, not the vocabulary's: every capability costs 0 here, and
+`priced` gives a copy in which the capabilities the controller's configuration names cost
+what it says (docs/capabilities.md#prices). The controller builds that copy once, at start, and
+hands it to every service; nothing else about a capability can be configured.
 
 Targets are what policy, commitments and approvals talk about, so each capability says how its
 target is derived from its parameters:
@@ -15,8 +20,10 @@ target is derived from its parameters:
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Annotated, Any, Final
@@ -117,7 +124,8 @@ class CapabilitySpec:
     system state are allowed; reads that may expose personal data or leave the cluster, and
     every writing capability, ask for approval. `network` means reaching beyond the cluster and
     the host (the Kubernetes API is not counted). `expected_seconds` is a typical duration used
-    only for estimates; `timeout_seconds` bounds one invocation.
+    only for estimates; `timeout_seconds` bounds one invocation. `money` is the price of one
+    invocation, 0 unless the controller's configuration prices it (`CapabilityRegistry.priced`).
     """
 
     name: str
@@ -192,7 +200,8 @@ def parameter_problems(
 
 class CapabilityRegistry:
     """A read-only view of the capability vocabulary. There is deliberately no way to add to
-    it: the only instance is `REGISTRY`, built from this module's definitions at import."""
+    it: `REGISTRY` is built from this module's definitions at import, and `priced` copies it
+    with other prices and nothing else changed."""
 
     __slots__ = ("_specs",)
     _specs: Mapping[str, CapabilitySpec]
@@ -227,6 +236,33 @@ class CapabilityRegistry:
 
     def names(self) -> tuple[str, ...]:
         return tuple(self._specs)
+
+    def priced(self, prices: Mapping[str, float]) -> CapabilityRegistry:
+        """The same vocabulary with these prices per invocation (the others keep theirs).
+        Raises `PriceError` naming the first capability that is unknown or whose price is not
+        a finite number >= 0."""
+        for name, money in prices.items():
+            if name not in self._specs:
+                raise PriceError(name, f"no such capability (known: {', '.join(self._specs)})")
+            if isinstance(money, bool) or not isinstance(money, int | float):
+                raise PriceError(name, f"{money!r} is not a number")
+            if not math.isfinite(money) or money < 0:
+                raise PriceError(name, f"{money!r} is not a price (a finite number >= 0)")
+        return CapabilityRegistry(
+            {
+                name: replace(spec, money=float(prices[name])) if name in prices else spec
+                for name, spec in self._specs.items()
+            }
+        )
+
+
+class PriceError(ValueError):
+    """Prices the registry refuses; ``capability`` is the key the configuration used, None
+    when the prices as a whole are unreadable."""
+
+    def __init__(self, capability: str | None, problem: str) -> None:
+        super().__init__(f"{capability}: {problem}" if capability is not None else problem)
+        self.capability = capability
 
 
 _SERVICE_FIELDS: Mapping[str, ObservationType] = MappingProxyType(
@@ -384,3 +420,17 @@ def _definitions() -> tuple[CapabilitySpec, ...]:
 
 
 REGISTRY: Final = CapabilityRegistry({spec.name: spec for spec in _definitions()})
+
+
+def priced_by(raw: str) -> CapabilityRegistry:
+    """`REGISTRY` with the prices ``raw`` sets: a JSON object of capability: price, as the
+    controller's configuration and ``minds plan validate --prices`` spell them. Empty: none."""
+    if not raw.strip():
+        return REGISTRY
+    try:
+        prices = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise PriceError(None, f"not JSON ({exc.msg})") from exc
+    if not isinstance(prices, dict):
+        raise PriceError(None, "expected an object of capability: price")
+    return REGISTRY.priced(prices)

@@ -14,8 +14,8 @@ An estimate is an upper bound where the plan bounds itself and a typical value e
   capability's typical duration, a verify its window, a monitor its deadline, a wait its
   period, and requests and internal actions nothing (operator time is priced as an approval);
 - network operations: invocations of capabilities that leave the cluster and the host;
-- money: the prices of the capabilities that capability steps invoke (zero for every
-  built-in one);
+- money: the prices of the capabilities that capability steps invoke, as the platform team
+  priced them (zero when unpriced);
 - tokens: what the model call that proposed the plan used.
 """
 
