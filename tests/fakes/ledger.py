@@ -386,18 +386,6 @@ class FakeLedger:
             )
         return resolved
 
-    def predictions(
-        self, namespace: str, mind: str, status: PredictionStatus | None = None
-    ) -> list[PredictionRecord]:
-        return sorted(
-            (
-                p
-                for p in self.predictions_.values()
-                if (p.namespace, p.mind) == (namespace, mind) and status in (None, p.status)
-            ),
-            key=lambda p: (p.window_start, p.id),
-        )
-
     def store_procedure(self, memory: ProceduralMemory) -> bool:
         if memory.id in self.procedures_:
             return False
