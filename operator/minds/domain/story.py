@@ -46,6 +46,7 @@ class Reason(StrEnum):
     AWAITING_APPROVAL = "AwaitingApproval"
     AWAITING_GRANT = "AwaitingGrant"
     RELEASED = "Released"
+    RESUMED = "Resumed"
     RELEASE_IGNORED = "ReleaseIgnored"
     CANCELLED = "Cancelled"
     # Approval

@@ -61,10 +61,12 @@ CONFLICT_RETRIES = 5
 Answer = Callable[[Deps, dict[str, Any], Plan, IntentionRecord, Reconsideration], None]
 
 
-def answered(deps: Deps, body: dict[str, Any], trigger: Trigger) -> bool:
+def answered(
+    deps: Deps, body: dict[str, Any], trigger: Trigger, once_per: tuple[str, ...] = ()
+) -> bool:
     """Whether this plan's ``trigger`` was answered already (its ``plan_reconsidered`` row)."""
-    uid = body["metadata"]["uid"]
-    return deps.ledger.event(idempotency_key("plan", uid, RECONSIDERED, trigger.value)) is not None
+    key = idempotency_key("plan", body["metadata"]["uid"], RECONSIDERED, trigger.value, *once_per)
+    return deps.ledger.event(key) is not None
 
 
 def answer(
@@ -80,13 +82,15 @@ def answer(
     forbidden: bool = False,
     approval_required: bool = False,
     belief_confidence: float | None = None,
+    once_per: tuple[str, ...] = (),
 ) -> Reconsideration | None:
     """Reconsider the plan's intention on ``trigger``, record the choice, apply it, then say
     so in the plan's ``plan_reconsidered`` row (its reason: ``cause``, what happened, when
     given); None when that row says it was done before (a verdict is applied once: a person
     who resumes a blocked intention is not overruled by the next look at the plan that blocked
-    it)."""
-    if answered(deps, body, trigger):
+    it). ``once_per``: what else tells one answer from another of the same trigger (a budget
+    blocks once per count used: a plan that resumed and blocks again is answered again)."""
+    if answered(deps, body, trigger, once_per):
         return None
     meta = body["metadata"]
     verdict = reconsider(
@@ -100,7 +104,7 @@ def answer(
             approval_required=approval_required,
             belief_confidence=belief_confidence,
             replannable=plan.origin is not PlanOrigin.OPERATOR,
-            basis=f"{meta['uid']}:{trigger.value}",
+            basis=":".join((meta["uid"], trigger.value, *once_per)),
         ),
     )
     decisions = [
@@ -113,17 +117,23 @@ def answer(
     VERDICTS[verdict.verdict](
         deps, body, plan, intention, verdict.model_copy(update={"reason": told[:2000]})
     )
-    reconsidered(deps, body, plan, trigger, verdict.verdict, cause or verdict.reason)
+    reconsidered(deps, body, plan, trigger, verdict.verdict, cause or verdict.reason, once_per)
     return verdict
 
 
 def reconsidered(
-    deps: Deps, body: dict[str, Any], plan: Plan, trigger: Trigger, verdict: Verdict, reason: str
+    deps: Deps,
+    body: dict[str, Any],
+    plan: Plan,
+    trigger: Trigger,
+    verdict: Verdict,
+    reason: str,
+    once_per: tuple[str, ...] = (),
 ) -> None:
     """The plan's row saying how its intention was reconsidered (written once the verdict is
     applied: a crash before it means the verdict is applied again, which changes nothing)."""
     payload = {"trigger": trigger.value, "verdict": verdict.value, "reason": reason}
-    record(deps, body, plan, RECONSIDERED, (trigger.value,), payload)
+    record(deps, body, plan, RECONSIDERED, (trigger.value, *once_per), payload)
 
 
 def close_subordinates(deps: Deps, intention: IntentionRecord, reason: str) -> None:
