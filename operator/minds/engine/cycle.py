@@ -77,6 +77,7 @@ from minds.engine.correction_service import CorrectionService
 from minds.engine.decisions import record_decisions
 from minds.engine.planning_service import PlanningService
 from minds.engine.ports import Clock, NotFound, ResourcePort
+from minds.engine.resuming import plan_resumed
 
 log = logging.getLogger(__name__)
 
@@ -204,6 +205,8 @@ class MindCycle:
             body, spec, now, record=self._record, store_want=self._store_want,
             withdraw=self._withdraw_pending,
         )  # fmt: skip
+        # A resumed intention with no plan that can run (a fork's inheritance) is planned.
+        plan_resumed(self._ledger, self._resources, self._planning, namespace, name, now)
         decisions += self._lapse(namespace, name, now)
         decisions += self._settle(namespace, name, now)
 

@@ -7,16 +7,20 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from minds.domain.capabilities.registry import REGISTRY
 from minds.domain.capabilities.results import DriverResult
-from minds.domain.intentions import IntentionStatus
+from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 from minds.domain.volition.lapse import lapse
 from minds.domain.volition.reconsideration import MAX_REPLANS
+from minds.engine.planning_service import PlanningService
+from minds.engine.resuming import plan_resumed
 from minds.engine.why import Explainer
-from tests.unit.engine.harness import NAMESPACE, World, restart
+from tests.unit.engine.harness import NAMESPACE, WORKLOAD, World, restart
 from tests.unit.engine.test_budgets_over_fakes import drive, monitor
 from tests.unit.engine.test_reconsidering_over_fakes import (
     DAY,
+    INTENTION,
     admit,
     asked,
     intention,
@@ -225,3 +229,85 @@ def test_a_budget_raised_each_day_resumes_once_a_day_for_five_days() -> None:
     assert reviews == 5  # 120 reviews that changed nothing resumed nothing
     assert world.driver.calls == {"service.status": 30}
     assert world.step("watch", "M1")["reason"] == CHECKS_USED.format(30)
+
+
+# --- a person's resume: what has no plan that can run is planned anew ---------------------------
+
+
+def planned_on_resume(world: World) -> int:
+    planning = PlanningService(resources=world.resources, clock=world.clock, registry=REGISTRY)
+    return plan_resumed(
+        world.ledger, world.resources, planning, NAMESPACE, "keeper", world.clock.now
+    )
+
+
+def inherited(world: World) -> IntentionRecord:
+    """An intention a fork inherited: suspended, with no plan (its work stayed with the
+    source)."""
+    now = world.clock.now
+    record = IntentionRecord(
+        id="int-inherited",
+        namespace=NAMESPACE,
+        mind="keeper",
+        objective="bring atlas-worker back to running normally",
+        kind=IntentionKind.ACTION,
+        subject=f"{NAMESPACE}/atlas-worker",
+        means_capability="service.restart",
+        means_parameters=WORKLOAD,
+        created_at=now,
+        updated_at=now,
+    )
+    world.ledger.form_intention(record)
+    moved = world.ledger.transition_intention(
+        record.id, IntentionStatus.SUSPENDED, "inherited from keeper-0 by fork", now
+    )
+    assert moved is not None
+    return moved
+
+
+def test_inherited_work_waits_for_a_person_and_is_planned_once_resumed() -> None:
+    world = World()
+    waiting = inherited(world)
+    stored_mind(world)["spec"]["budget"] = {"checks": 1000}
+    assert review(world) == 0  # no rule resumes a fork's inheritance
+    for _ in range(48):  # a day of cycles: it waits for a person
+        world.clock.now += timedelta(minutes=30)
+        assert planned_on_resume(world) == 0
+    assert world.ledger.intention(waiting.id).status is IntentionStatus.SUSPENDED
+    assert world.resources.list(PLAN, NAMESPACE) == []
+
+    world.ledger.transition_intention(
+        waiting.id, IntentionStatus.ACTIVE, "alice said resume: ours now", world.clock.now
+    )
+    assert planned_on_resume(world) == 1
+    resumed = world.ledger.intention(waiting.id)
+    assert resumed is not None
+    assert resumed.plan is not None
+    made = world.resources.get(PLAN, NAMESPACE, resumed.plan)["spec"]
+    assert (made["intention"], made["revision"]) == (waiting.id, 1)
+    assert planned_on_resume(world) == 0  # planned once
+
+
+def test_a_person_who_resumes_an_expired_approval_gets_a_new_revision() -> None:
+    world, plan = minded()
+    asked(world, plan)
+    world.clock.now += DAY + timedelta(seconds=1)
+    world.executor("a").tick(NAMESPACE, plan)
+    assert planned_on_resume(world) == 0  # blocked: nobody is asked again on the mind's own
+    world.ledger.transition_intention(
+        INTENTION, IntentionStatus.ACTIVE, "alice said resume: ask me again", world.clock.now
+    )
+    assert planned_on_resume(world) == 1
+    successor = intention(world).plan
+    assert successor is not None
+    assert successor != plan
+    assert world.resources.get(PLAN, NAMESPACE, successor)["spec"]["supersedes"] == plan
+    assert planned_on_resume(world) == 0
+
+
+def test_a_failed_plan_awaiting_the_executors_answer_is_not_planned_by_the_cycle() -> None:
+    world, plan = minded()
+    stored = world.resources._objects[(PLAN.plural, NAMESPACE, plan)]
+    stored["status"] = {**stored["status"], "phase": "failed"}  # the answer is still to come
+    assert planned_on_resume(world) == 0
+    assert plans(world) == [plan]

@@ -8,15 +8,17 @@ from datetime import timedelta
 import pytest
 
 from minds.domain.intentions import IntentionStatus
-from minds.domain.planning.model import Budget, Plan, PlanOrigin
+from minds.domain.planning.model import Budget, Plan, PlanOrigin, PlanStatus
 from minds.domain.volition.lapse import lapse
 from minds.domain.volition.reconsideration import MAX_REPLANS, Trigger
 from minds.domain.volition.resumption import (
     BY_RULE,
     RESUMED_BY,
+    PlanFacts,
     Resumer,
     Waiting,
     budget_now,
+    replanned_on_resume,
     resumption,
     waiting_on,
 )
@@ -132,3 +134,33 @@ def test_what_is_not_resumed_lapses_after_a_day(status: IntentionStatus) -> None
 def test_an_unverified_outcome_never_lapses() -> None:
     unverified = an_intention(status=IntentionStatus.OUTCOME_UNVERIFIED, updated_at=T0)
     assert lapse(unverified, T0 + timedelta(days=30)) is None
+
+
+ACTIVE = an_intention(status=IntentionStatus.ACTIVE, plan="heal-r1")
+
+
+@pytest.mark.parametrize(
+    ("plan", "planned"),
+    [
+        (None, True),  # a fork's inheritance: no plan at all
+        (PlanFacts(phase=PlanStatus.DRAFT, dream=True), True),  # a dream's never runs
+        (PlanFacts(phase=PlanStatus.FAILED, ended_waiting=True), True),  # expired, say
+        (PlanFacts(phase=PlanStatus.COMPLETED, ended_waiting=True), True),  # an escalation
+        (PlanFacts(phase=PlanStatus.FAILED), False),  # the executor's answer is to come
+        (PlanFacts(phase=PlanStatus.BLOCKED, ended_waiting=True), False),  # still open
+        (PlanFacts(phase=PlanStatus.EXECUTING), False),
+    ],
+)
+def test_a_resumed_intention_without_a_plan_that_can_run_is_planned(
+    plan: PlanFacts | None, planned: bool
+) -> None:
+    assert replanned_on_resume(ACTIVE, plan) is planned
+
+
+@pytest.mark.parametrize("status", [IntentionStatus.SUSPENDED, IntentionStatus.BLOCKED])
+def test_a_waiting_intention_is_not_planned_until_a_person_resumes_it(
+    status: IntentionStatus,
+) -> None:
+    assert replanned_on_resume(ACTIVE.model_copy(update={"status": status}), None) is False
+    child = ACTIVE.model_copy(update={"parent_id": "int-parent"})
+    assert replanned_on_resume(child, None) is False

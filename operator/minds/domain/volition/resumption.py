@@ -20,6 +20,11 @@ made it wait. Each reason has one thing that resumes it:
 
 Every waiting intention but an unverified one lapses after a day without a change (``lapse``).
 
+A person's resume (``kubectl minds resume``) of an intention with no plan that can run (a
+fork's inheritance has none, a dream's never runs, a plan that ended leaving it blocked is over)
+makes the mind plan it anew (``replanned_on_resume``): resumed work goes on, it does not sit
+active, holding a place of the mind's capacity, with nothing to do.
+
 A resumption is a reconsideration: the same ``reconsider()`` with the waiting trigger and the
 means (or budget) available again, recorded in ``volition_decisions`` with what resumed it.
 
@@ -34,14 +39,16 @@ left to lapse.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
 from pydantic import AwareDatetime
 
-from minds.domain.intentions import IntentionRecord
+from minds.domain.execution.machine import FINAL_PLAN
+from minds.domain.intentions import IntentionRecord, IntentionStatus
 from minds.domain.plan_admission import effective_budget
-from minds.domain.planning.model import Budget, Plan, PlanOrigin
+from minds.domain.planning.model import Budget, Plan, PlanOrigin, PlanStatus
 from minds.domain.volition.lapse import LAPSING
 from minds.domain.volition.reconsideration import (
     MAX_REPLANS,
@@ -54,10 +61,13 @@ from minds.domain.volition.reconsideration import (
 
 __all__ = [
     "BY_RULE",
+    "LEFT_WAITING",
     "RESUMED_BY",
+    "PlanFacts",
     "Resumer",
     "Waiting",
     "budget_now",
+    "replanned_on_resume",
     "resumption",
     "waiting_on",
 ]
@@ -114,6 +124,10 @@ _ANSWERED: Final[Mapping[Trigger, Waiting]] = {
 }
 
 
+#: The triggers whose answer ends a plan and leaves its intention waiting.
+LEFT_WAITING: Final = frozenset(t for t in _ANSWERED if t is not Trigger.BUDGET)
+
+
 def waiting_on(intention: IntentionRecord, answered: Trigger | None) -> Waiting | None:
     """Why a top-level intention waits, from the trigger whose answer made its plan wait;
     None when it does not wait, or waits for something no rule here reads."""
@@ -163,3 +177,26 @@ def resumption(
         }
     )
     return judged.model_copy(update={"reason": reason, "decisions": (told, *rest)})
+
+
+@dataclass(frozen=True)
+class PlanFacts:
+    """What the rule for a person's resume reads of an intention's plan."""
+
+    phase: PlanStatus | None
+    dream: bool = False
+    #: Its intention was left waiting when it ended (an expired approval, means that went
+    #: away, an escalation): no answer of the executor is still to come for it.
+    ended_waiting: bool = False
+
+
+def replanned_on_resume(intention: IntentionRecord, plan: PlanFacts | None) -> bool:
+    """Whether an active intention a person resumed has no plan that can run, so the mind
+    plans it anew: it has no plan (a fork's inheritance), a dream's, or one that ended leaving
+    it waiting. A plan that ended otherwise is the executor's to answer (a replan is on its
+    way), never the cycle's."""
+    if intention.status is not IntentionStatus.ACTIVE or intention.parent_id is not None:
+        return False
+    if plan is None:
+        return True
+    return plan.dream or (plan.phase in FINAL_PLAN and plan.ended_waiting)

@@ -40,7 +40,7 @@ from minds.engine.conditional import write_status
 from minds.engine.decisions import record_decisions
 from minds.engine.executing.context import Deps
 from minds.engine.executing.journal import Notice, record
-from minds.engine.ports import Conflict, NotFound
+from minds.engine.ports import Conflict, Journal, NotFound
 
 RECONSIDERED = "plan_reconsidered"
 
@@ -65,8 +65,15 @@ def answered(
     deps: Deps, body: dict[str, Any], trigger: Trigger, once_per: tuple[str, ...] = ()
 ) -> bool:
     """Whether this plan's ``trigger`` was answered already (its ``plan_reconsidered`` row)."""
-    key = idempotency_key("plan", body["metadata"]["uid"], RECONSIDERED, trigger.value, *once_per)
-    return deps.ledger.event(key) is not None
+    return answered_in(deps.ledger, body["metadata"]["uid"], trigger, once_per)
+
+
+def answered_in(
+    ledger: Journal, uid: str, trigger: Trigger, once_per: tuple[str, ...] = ()
+) -> bool:
+    """``answered``, for the plan of ``uid``, read from ``ledger``."""
+    key = idempotency_key("plan", uid, RECONSIDERED, trigger.value, *once_per)
+    return ledger.event(key) is not None
 
 
 def answer(
