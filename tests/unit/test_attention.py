@@ -90,6 +90,23 @@ def test_a_subordinate_intention_is_told_by_its_approval_not_twice() -> None:
     )
 
 
+def test_an_intention_waiting_on_its_subordinates_approval_is_not_an_escalation() -> None:
+    parent = intention(IntentionStatus.BLOCKED, "waiting for approval heal-p1", n=1)
+    waiting = held(
+        intentions=[
+            parent.model_copy(update={"plan": "heal"}),
+            intention(IntentionStatus.ACTIVE, "obtain approval heal-p1", parent="i1", n=2),
+        ],
+        plans=[
+            plan("heal", PlanStatus.AWAITING_APPROVAL, ("P1", StepStatus.AWAITING_APPROVAL, None))
+        ],
+        approvals=[PendingApproval("heal-p1", "service.restart", "shop/atlas-worker")],
+    )
+    condition = needs_attention(waiting, NOW)
+    assert condition.reason == AttentionReason.PENDING_APPROVAL
+    assert "is blocked" not in condition.message
+
+
 def test_the_most_pressing_kind_is_the_reason_and_every_item_is_named() -> None:
     everything = held(
         intentions=[intention(IntentionStatus.OUTCOME_UNVERIFIED, "no outcome", n=2)],

@@ -72,11 +72,13 @@ def _unverified(held: Open) -> list[str]:
 
 
 def _escalated(held: Open) -> list[str]:
-    # Subordinate intentions (obtain an approval) are told by their Approval.
+    # Subordinate intentions (obtain an approval) are told by their Approval, and so is an
+    # intention blocked while its plan awaits that Approval: it is not an escalation.
+    asking = {p.name for p in held.plans if p.status.phase is PlanStatus.AWAITING_APPROVAL}
     return [
         f"{i.objective} is blocked" + (f": {i.reason}" if i.reason else "")
         for i in held.intentions
-        if i.status is IntentionStatus.BLOCKED and i.parent_id is None
+        if i.status is IntentionStatus.BLOCKED and i.parent_id is None and i.plan not in asking
     ]
 
 

@@ -18,7 +18,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from minds.domain.attention import needs_attention
 from minds.domain.beliefs import PredictionStatus
 from minds.domain.capabilities.registry import CapabilityRegistry
 from minds.domain.corrections import revocations
@@ -69,7 +68,7 @@ from minds.domain.volition.wants import (
     goal_met,
 )
 from minds.engine.approval_service import ApprovalService
-from minds.engine.attention_reading import read_open
+from minds.engine.attention_reading import attention
 from minds.engine.belief_weighing import weigh
 from minds.engine.capability_service import CapabilityService, Invocation, Origin, OutcomeKind
 from minds.engine.conditional import write_status
@@ -506,7 +505,7 @@ class MindCycle:
             and (a.get("status") or {}).get("phase", "Pending") == "Pending"
         )
 
-        attention = needs_attention(read_open(self._ledger, self._resources, namespace, name), now)
+        needs = attention(self._ledger, self._resources, namespace, name, now)
 
         def compute(current: dict[str, Any]) -> tuple[dict[str, Any] | None, None]:
             status = MindStatus.model_validate(current.get("status") or {})
@@ -516,7 +515,7 @@ class MindCycle:
                     "open_intentions": intentions,
                     "open_plans": plans,
                     "pending_approvals": approvals,
-                    "conditions": set_condition(status.conditions, attention),
+                    "conditions": set_condition(status.conditions, needs),
                     "last_cycle_at": now,
                     "last_cycle": report.summary[:1024],
                 }
