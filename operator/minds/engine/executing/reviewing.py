@@ -28,6 +28,7 @@ when the belief fell below the planner's threshold; the old revision's Approvals
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
@@ -237,8 +238,18 @@ def resume_waiting(
         waiting = waiting_on(intention, _answered(deps, body, status))
         if waiting is None or waiting not in RESUMERS:
             continue
-        resumed += RESUMERS[waiting](deps, body, plan, status, intention, spec, grants)
+        resumed += RESUMERS[waiting](deps, Held(body, plan, status, intention), spec, grants)
     return resumed
+
+
+@dataclass(frozen=True)
+class Held:
+    """A waiting intention and the plan it waits with, as read."""
+
+    body: dict[str, Any]
+    plan: Plan
+    status: PlanResourceStatus
+    intention: IntentionRecord
 
 
 WAITING_STATUSES = frozenset({IntentionStatus.BLOCKED, IntentionStatus.SUSPENDED})
@@ -289,17 +300,10 @@ def _resumed(
     )
 
 
-def _resume_on_budget(
-    deps: Deps,
-    body: dict[str, Any],
-    plan: Plan,
-    status: PlanResourceStatus,
-    intention: IntentionRecord,
-    spec: MindSpec,
-    grants: Sequence[GrantView],
-) -> int:
+def _resume_on_budget(deps: Deps, held: Held, spec: MindSpec, grants: Sequence[GrantView]) -> int:
     """The Mind's budget now lets the blocked step run: the plan continues under it, from the
     step it stopped at (nothing it did is done again)."""
+    body, plan, status, intention = held.body, held.plan, held.status, held.intention
     blocked = _budget_block(status)
     step = plan.step(blocked.key) if blocked is not None else None
     if blocked is None or step is None:
@@ -329,28 +333,20 @@ def _resume_on_budget(
     def unchanged(s: StepState) -> bool:
         return s.status is StepStatus.BLOCKED and s.reason == same
 
-    # The plan first: a crash before the intention moves leaves a running plan whose suspended
-    # intention the next review or tick finds; the other order would leave an active
-    # intention with a plan that never runs.
+    # The decision first (recorded once, by its basis), then the plan, then the intention: the
+    # other order could leave an active intention with a plan that never runs.
+    _resumed(deps, body, plan, judged, Waiting.BUDGET, blocked.reason or "")
     if not apply_step(deps, body, plan, blocked.key, unchanged, go, [], lift):
         return 0
     deps.ledger.transition_intention(intention.id, IntentionStatus.ACTIVE, judged.reason, now)
-    _resumed(deps, body, plan, judged, Waiting.BUDGET, blocked.reason or "")
     return 1
 
 
-def _resume_on_means(
-    deps: Deps,
-    body: dict[str, Any],
-    plan: Plan,
-    status: PlanResourceStatus,
-    intention: IntentionRecord,
-    spec: MindSpec,
-    grants: Sequence[GrantView],
-) -> int:
+def _resume_on_means(deps: Deps, held: Held, spec: MindSpec, grants: Sequence[GrantView]) -> int:
     """Every capability step the plan had not done is authorised again: the intention resumes
     with a new revision (the strategy did not fail, its means were away, so it may be used
     again). A plan a person wrote is theirs to write again: its intention waits for them."""
+    body, plan, status, intention = held.body, held.plan, held.status, held.intention
     if plan.origin is PlanOrigin.OPERATOR:
         return 0
     now = deps.clock()
@@ -378,21 +374,7 @@ def _resume_on_means(
 
 
 #: What resumes each waiting reason a rule resumes from (the domain's ``BY_RULE``).
-RESUMERS: dict[
-    Waiting,
-    Callable[
-        [
-            Deps,
-            dict[str, Any],
-            Plan,
-            PlanResourceStatus,
-            IntentionRecord,
-            MindSpec,
-            Sequence[GrantView],
-        ],
-        int,
-    ],
-] = {
+RESUMERS: dict[Waiting, Callable[[Deps, Held, MindSpec, Sequence[GrantView]], int]] = {
     Waiting.BUDGET: _resume_on_budget,
     Waiting.MEANS: _resume_on_means,
 }
