@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from minds.domain.attention import (
     NAMED,
     AttentionReason,
     Open,
     PendingApproval,
     PlanAtHand,
+    moves_attention,
     needs_attention,
 )
 from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus
@@ -137,3 +140,24 @@ def test_suspended_and_final_intentions_ask_nothing() -> None:
         ]
     )
     assert needs_attention(calm, NOW).status is ConditionStatus.FALSE
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "moves"),
+    [
+        (PlanStatus.EXECUTING, PlanStatus.AWAITING_APPROVAL, True),  # it asks
+        (PlanStatus.AWAITING_APPROVAL, PlanStatus.EXECUTING, True),  # decided
+        (PlanStatus.EXECUTING, PlanStatus.BLOCKED, True),
+        (PlanStatus.BLOCKED, PlanStatus.EXECUTING, True),  # resumed, released
+        (PlanStatus.EXECUTING, PlanStatus.COMPLETED, True),  # an escalation may end so
+        (PlanStatus.AWAITING_APPROVAL, PlanStatus.FAILED, True),  # expired: blocked
+        (PlanStatus.VALIDATED, PlanStatus.EXECUTING, False),
+        (PlanStatus.EXECUTING, PlanStatus.WAITING, False),
+        (PlanStatus.WAITING, PlanStatus.EXECUTING, False),
+        (PlanStatus.BLOCKED, PlanStatus.BLOCKED, False),
+    ],
+)
+def test_only_a_move_that_may_change_what_needs_a_person_is_told(
+    before: PlanStatus, after: PlanStatus, moves: bool
+) -> None:
+    assert moves_attention(before, after) is moves

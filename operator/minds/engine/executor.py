@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from minds.domain.attention import moves_attention
 from minds.domain.capabilities.registry import CapabilityRegistry
 from minds.domain.execution.machine import RUNNABLE, Work, WorkKind, next_work, settle
 from minds.domain.plan_retention import CONCLUSION, plan_event_key
@@ -137,7 +138,12 @@ class Executor:
     def tick(self, namespace: str, name: str) -> TickResult:
         entered: list[tuple[str | None, PlanStatus]] = []
         result = self._tick(namespace, name, entered)
-        if entered and entered[0][0] and result.phase not in (None, entered[0][1]):
+        if (
+            entered
+            and entered[0][0]
+            and result.phase is not None
+            and moves_attention(entered[0][1], result.phase)
+        ):
             # The plan's phase moved: what its Mind needs a person for may have, too.
             attend(
                 self._deps.ledger,
