@@ -20,6 +20,7 @@ from tests.unit.engine.test_budgets_over_fakes import drive, monitor
 from tests.unit.engine.test_reconsidering_over_fakes import (
     DAY,
     INTENTION,
+    Scripted,
     admit,
     asked,
     intention,
@@ -302,3 +303,24 @@ def test_a_failed_plan_awaiting_the_executors_answer_is_not_planned_by_the_cycle
     stored["status"] = {**stored["status"], "phase": "failed"}  # the answer is still to come
     assert planned_on_resume(world) == 0
     assert plans(world) == [plan]
+
+
+def test_the_minds_own_plan_follows_the_raised_budget_and_acts_nothing_twice() -> None:
+    broken = Scripted(healthy=False)
+    world, plan = minded(policy="allow", driver=broken, budget={"checks": 3})
+    drive(world, plan)
+    assert world.steps(plan) == {"P1": "completed", "V1": "blocked"}
+    assert intention(world).status is IntentionStatus.SUSPENDED
+    mind_spec(world)["budget"] = {"checks": 20}
+    assert review(world) == 1
+    assert plan_status(world, plan)["budget"]["checks"] == 20
+    broken.healthy = True  # the restart took, a little late
+    drive(world, plan)
+    assert phase(world, plan) == "completed"
+    assert world.driver.calls["service.restart"] == 1  # the verify went on; no second restart
+    assert intention(world).status is IntentionStatus.FULFILLED
+    assert verdicts(world) == [
+        ("budget", "suspend"),
+        ("budget", "resume"),
+        ("goal_completion", "fulfil"),
+    ]
