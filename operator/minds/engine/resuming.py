@@ -9,6 +9,7 @@ from typing import Protocol
 
 from pydantic import ValidationError
 
+from minds.domain.execution.machine import FINAL_PLAN
 from minds.domain.intentions import IntentionRecord, IntentionStatus
 from minds.domain.planning.model import Plan, PlanOrigin
 from minds.domain.resources.kinds import PLAN
@@ -39,10 +40,12 @@ def _facts(
     except (NotFound, ValidationError):
         return _UNREADABLE, None
     uid = body["metadata"]["uid"]
+    # Only a plan that ended can have left its intention waiting: a running one costs no read.
+    ended = status.phase in FINAL_PLAN
     facts = PlanFacts(
         phase=status.phase,
         dream=plan.origin is PlanOrigin.DREAM,
-        ended_waiting=any(answered_in(ledger, uid, t) for t in LEFT_WAITING),
+        ended_waiting=ended and any(answered_in(ledger, uid, t) for t in LEFT_WAITING),
     )
     return facts, plan
 
