@@ -12,9 +12,11 @@ from minds.domain.intentions import IntentionRecord, IntentionStatus
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 from minds.domain.volition.lapse import lapse
 from minds.domain.volition.reconsideration import MAX_REPLANS
+from minds.engine.fork_service import ForkService
 from minds.engine.planning_service import PlanningService
 from minds.engine.resuming import plan_resumed
 from minds.engine.why import Explainer
+from tests.fakes.ledger import FakeLedger
 from tests.unit.engine.harness import NAMESPACE, WORKLOAD, World, restart
 from tests.unit.engine.test_budgets_over_fakes import drive, monitor
 from tests.unit.engine.test_reconsidering_over_fakes import (
@@ -324,3 +326,29 @@ def test_the_minds_own_plan_follows_the_raised_budget_and_acts_nothing_twice() -
         ("budget", "resume"),
         ("goal_completion", "fulfil"),
     ]
+
+
+class ForkingLedger(FakeLedger):
+    """The fake ledger with the tables a fork copies and these tests leave empty."""
+
+    def wants(self, namespace: str, mind: str) -> list[dict[str, Any]]:
+        return []
+
+    def procedures(self, namespace: str, mind: str) -> list[Any]:
+        return []
+
+
+def test_a_forks_inheritance_waits_for_a_person_and_its_day_counts_from_the_fork() -> None:
+    world = World(ledger=ForkingLedger())
+    source = an_intention(id="int-source", namespace=NAMESPACE, mind="keeper")
+    world.ledger.form_intention(source.model_copy(update={"created_at": world.clock.now}))
+    forked_at = world.clock.now
+    ForkService(resources=world.resources, ledger=world.ledger, clock=world.clock).fork(
+        NAMESPACE, "keeper", "keeper-2"
+    )
+    [copy] = world.ledger.intentions(namespace=NAMESPACE, mind="keeper-2")
+    assert copy.status is IntentionStatus.SUSPENDED
+    assert copy.plan is None  # its work stayed with the source
+    assert world.executor("a").review(NAMESPACE, "keeper-2") == 0  # no rule resumes it
+    assert lapse(copy, forked_at + timedelta(hours=23)) is None
+    assert lapse(copy, forked_at + DAY) is not None  # whenever the fork is made active
