@@ -352,3 +352,19 @@ def test_a_forks_inheritance_waits_for_a_person_and_its_day_counts_from_the_fork
     assert world.executor("a").review(NAMESPACE, "keeper-2") == 0  # no rule resumes it
     assert lapse(copy, forked_at + timedelta(hours=23)) is None
     assert lapse(copy, forked_at + DAY) is not None  # whenever the fork is made active
+
+
+def test_an_escalation_waits_for_a_person_whatever_the_mind_or_its_budget_become() -> None:
+    world, plan = minded(policy="allow", driver=Scripted(healthy=False))
+    world.run(world.executor("a"), plan, until=lambda: phase(world, plan) == "superseded")
+    successor = intention(world).plan
+    assert successor is not None
+    admit(world, successor)
+    world.run(world.executor("a"), successor, until=lambda: phase(world, successor) == "completed")
+    assert intention(world).status is IntentionStatus.BLOCKED  # escalated
+    mind_spec(world)["budget"] = {"checks": 1000, "invocations": 100}
+    mind_spec(world)["capabilityPolicy"][0]["decision"] = "allow"
+    assert review(world) == 0
+    assert planned_on_resume(world) == 0
+    assert intention(world).status is IntentionStatus.BLOCKED
+    assert world.driver.calls["service.restart"] == 1
