@@ -53,6 +53,7 @@ from minds.domain.resources.mind import MindSpec
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.domain.story import Reason
 from minds.domain.volition.assumptions import weakened
+from minds.domain.volition.lapse import LAPSING
 from minds.domain.volition.reconsideration import (
     Finding,
     Reconsideration,
@@ -225,7 +226,7 @@ def resume_waiting(
     ``minds.domain.volition.resumption``); how many resumed."""
     resumed = 0
     for intention in deps.ledger.intentions(namespace=namespace, mind=mind):
-        if intention.plan is None or intention.status not in WAITING_STATUSES:
+        if intention.plan is None or intention.status not in LAPSING:
             continue
         try:
             body = deps.resources.get(PLAN, namespace, intention.plan)
@@ -250,9 +251,6 @@ class Held:
     plan: Plan
     status: PlanResourceStatus
     intention: IntentionRecord
-
-
-WAITING_STATUSES = frozenset({IntentionStatus.BLOCKED, IntentionStatus.SUSPENDED})
 
 
 def _budget_block(status: PlanResourceStatus) -> StepState | None:
