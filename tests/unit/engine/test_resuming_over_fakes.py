@@ -93,6 +93,7 @@ def test_a_raised_budget_resumes_the_suspended_intention_and_its_plan_goes_on() 
     assert resumed["budget"]["checks"] == 6
     assert world.steps("watch") == {"M1": "ready"}
     assert "Resumed" in world.events.reasons("watch")
+    assert "Resumed" in world.events.reasons("keeper")  # the Mind's story tells it too
     assert review(world) == 0  # answered once
 
     # It goes on from where it stopped, and blocks again on the new count: answered again.
