@@ -50,7 +50,8 @@ def needs_attention(cluster: Cluster, namespace: str) -> dict[str, str]:
 def test_a_budget_suspended_intention_resumes_when_the_mind_budget_is_raised(
     cluster: Cluster, namespace: str, e2e_ledger: Ledger, e2e_database_url: str
 ) -> None:
-    mind(cluster, namespace, budget={"checks": 2})
+    # A cycle an hour: what the Mind says between cycles is the executor's to say.
+    mind(cluster, namespace, budget={"checks": 2}, cycleIntervalSeconds=3600)
     deployment(cluster, namespace)
     set_health(cluster, namespace, True)
     # The plan asks for 50 checks; its Mind allows 2: the Mind's budget is what blocks it.
@@ -62,7 +63,7 @@ def test_a_budget_suspended_intention_resumes_when_the_mind_budget_is_raised(
     assert blocked["waitingOn"] == f"M1: blocked ({reason})"
     intention = intention_of(e2e_ledger, cluster, namespace, "watchful")
     intention_status(e2e_ledger, intention.id, IntentionStatus.SUSPENDED)
-    # The Mind says so without waiting for its next cycle.
+    # The Mind says so without waiting for its next cycle, an hour away.
     eventually(
         lambda: needs_attention(cluster, namespace).get("reason") == "BlockedStep",
         what="NeedsAttention naming the blocked step",
