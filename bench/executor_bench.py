@@ -571,21 +571,39 @@ def world(env: Env, namespace: str, mind_spec: dict[str, Any]) -> None:
             # The devcluster's approver decides the bench's Approvals (docs/approvals.md).
             "spec": {"approvers": {"groups": ["minds:approvers"]}, **mind_spec},
         },
+    )
+    workload(env, namespace, TARGET)
+
+    def registered() -> bool:
+        obj = as_dict(
+            env.admin.get_namespaced_custom_object(
+                MIND.group, MIND.version, namespace, MIND.plural, MIND_NAME, _request_timeout=30
+            )
+        )
+        return bool((obj.get("status") or {}).get("observedGeneration"))
+
+    wait_for(registered, timeout=60, what=f"the controller to register Mind {namespace}/bench")
+
+
+def workload(env: Env, namespace: str, name: str) -> None:
+    """A Deployment whose status says it runs, so a restart of it can be verified."""
+    apply(
+        env,
         {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
-            "metadata": {"name": TARGET, "namespace": namespace},
+            "metadata": {"name": name, "namespace": namespace},
             "spec": {
                 "replicas": 1,
-                "selector": {"matchLabels": {"app": TARGET}},
+                "selector": {"matchLabels": {"app": name}},
                 "template": {
-                    "metadata": {"labels": {"app": TARGET}},
+                    "metadata": {"labels": {"app": name}},
                     "spec": {"containers": [{"name": "w", "image": "busybox"}]},
                 },
             },
         },
     )
-    deployment = json.loads(env.kubectl("get", "deployment", TARGET, "-n", namespace, "-o", "json"))
+    deployment = json.loads(env.kubectl("get", "deployment", name, "-n", namespace, "-o", "json"))
     status = {
         "observedGeneration": deployment["metadata"]["generation"],
         "replicas": 1,
@@ -600,7 +618,7 @@ def world(env: Env, namespace: str, mind_spec: dict[str, Any]) -> None:
     env.kubectl(
         "patch",
         "deployment",
-        TARGET,
+        name,
         "-n",
         namespace,
         "--subresource=status",
@@ -608,16 +626,6 @@ def world(env: Env, namespace: str, mind_spec: dict[str, Any]) -> None:
         "-p",
         json.dumps({"status": status}),
     )
-
-    def registered() -> bool:
-        obj = as_dict(
-            env.admin.get_namespaced_custom_object(
-                MIND.group, MIND.version, namespace, MIND.plural, MIND_NAME, _request_timeout=30
-            )
-        )
-        return bool((obj.get("status") or {}).get("observedGeneration"))
-
-    wait_for(registered, timeout=60, what=f"the controller to register Mind {namespace}/bench")
 
 
 def plan_object(
@@ -655,15 +663,15 @@ def readonly_steps(namespace: str, count: int, shape: str) -> list[dict[str, Any
     return steps
 
 
-def restart_steps(namespace: str) -> list[dict[str, Any]]:
+def restart_steps(namespace: str, target: str = TARGET) -> list[dict[str, Any]]:
     return [
         {
             "key": "P1",
-            "title": f"restart {TARGET}",
+            "title": f"restart {target}",
             "kind": "capability",
             "capability": "service.restart",
-            "parameters": {"namespace": namespace, "name": TARGET},
-            "target": f"{namespace}/{TARGET}",
+            "parameters": {"namespace": namespace, "name": target},
+            "target": f"{namespace}/{target}",
             "requiresApproval": True,
         }
     ]
@@ -961,8 +969,13 @@ def probe_phase(env: Env, params: Params) -> ProbeResult:
     count = params.probe_plans
     names = [f"probe-{i:03d}" for i in range(count)]
     print(f"bench: saturation probe: {count} restarts awaiting approval at once", flush=True)
+    # One workload a plan: the probe measures how many approved actions run at once, and one
+    # writing action per workload at a time is the rule (docs/execution.md), so plans on one
+    # workload would measure that rule instead.
     for name in names:
-        create_plan(env, plan_object(ns, name, restart_steps(ns), 20, "probe"))
+        workload(env, ns, name)
+    for name in names:
+        create_plan(env, plan_object(ns, name, restart_steps(ns, name), 20, "probe"))
     tracks = {n: Track(name=n, created=time.monotonic()) for n in names}
     raise_deadline = deadline_after(min(params.timeout, 60.0))
     while time.monotonic() < raise_deadline:

@@ -428,7 +428,8 @@ def rows(r: Results) -> list[tuple[str, list[Row]]]:
         pr = r.probe
         sections.append(
             (
-                f"Saturation probe: {pr.plans} restarts awaiting approval at once, all approved",
+                f"Saturation probe: {pr.plans} restarts of {pr.plans} workloads awaiting approval "
+                "at once, all approved",
                 [
                     ("steps that raised an Approval", f"{pr.raised} of {pr.plans}"),
                     ("Approvals approved by the bench", f"{pr.decided} of {pr.plans}"),
@@ -763,8 +764,10 @@ def render_doc(r: Results, command: str, argv: str, plot_name: str | None = None
         "approves each as the `approver` user once the Approval "
         "is Pending, and measures from sending its decision to the step being "
         "`completed` arriving by a watch on the Plans (as the watch latency is timed).",
-        "3. **Saturation probe.** Many plans waiting on an approval at once (the controller "
-        f"ticks plans in {CONTROLLER_WORKERS} threads): the bench "
+        "3. **Saturation probe.** Many plans waiting on an approval at once, each restarting "
+        "its own workload (one writing action per workload at a time is a rule, so plans on "
+        f"one workload would measure that rule instead; the controller ticks plans in "
+        f"{CONTROLLER_WORKERS} threads): the bench "
         "approves every Approval as soon as it exists and counts the steps that complete "
         "within the window. A stall is reported, not raised.",
         "4. **Baseline.** With the controller stopped, a plain client (the same kubernetes "

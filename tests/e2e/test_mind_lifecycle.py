@@ -74,6 +74,10 @@ def test_apply_edit_delete(cluster: Cluster, namespace: str, e2e_ledger: Ledger)
     assert count(e2e_ledger, namespace, "mind_deleted") == 1
 
 
+DUE = "2026-12-04T02:00:00Z"
+EVERY = "spec.commitments[0].everySeconds"
+
+
 @pytest.mark.parametrize(
     ("patch", "field"),
     [
@@ -84,6 +88,14 @@ def test_apply_edit_delete(cluster: Cluster, namespace: str, e2e_ledger: Ledger)
         (
             {"commitments": [{"name": "x", "mode": "do", "unlessApproval": True}]},
             "spec.commitments[0].unlessApproval",
+        ),
+        *(
+            ({"commitments": [{"name": "x", "capability": "service.restart", **c}]}, EVERY)
+            for c in (
+                {"mode": "refrain", "due": DUE, "everySeconds": 3600},
+                {"mode": "do", "everySeconds": 3600},
+                {"mode": "do", "due": DUE, "everySeconds": 59},
+            )
         ),
         (
             {

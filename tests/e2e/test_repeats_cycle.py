@@ -195,6 +195,80 @@ def test_a_due_commitment_acts_once(
     assert want["status"] == "satisfied"
 
 
+#: The recurring commitment's period: long enough for a restart and its verification to end
+#: inside the period they started in on a loaded machine, short enough for a test.
+PERIOD = timedelta(seconds=120)
+RESTART = "service.restart"
+
+
+def last_cycle(cluster: Cluster, namespace: str, name: str = "keeper") -> datetime | None:
+    obj = json.loads(cluster.kubectl("get", "mind", name, "-n", namespace, "-o", "json").stdout)
+    at = (obj.get("status") or {}).get("lastCycleAt")
+    return datetime.fromisoformat(str(at).replace("Z", "+00:00")) if at else None
+
+
+@pytest.mark.usefixtures("world_controller")
+def test_a_recurring_commitment_acts_once_in_each_period(
+    world: Cluster, world_namespace: str, e2e_ledger: Ledger
+) -> None:
+    """A `do service.restart` commitment every two minutes: the mind restarts the workload in
+    the first period and again in the second, once each. The second restart is not taken as
+    covered by the first (formed after it), and the first fulfilment does not keep the second
+    period's want satisfied."""
+    cluster, namespace = world, world_namespace
+    cluster.kubectl("apply", "-f", "-", input_=world_deployment(namespace, replicas=1))
+    rollout_status(cluster, namespace)
+    due = (datetime.now(UTC) - timedelta(seconds=2)).replace(microsecond=0)
+    mind(
+        cluster,
+        namespace,
+        cycleIntervalSeconds=5,
+        capabilityPolicy=ALLOW_RESTART,
+        budget={"invocations": 100},
+        commitments=[
+            {
+                "name": "fresh-start",
+                "mode": "do",
+                "capability": "service.restart",
+                "target": f"{namespace}/atlas-worker",
+                "due": due.isoformat().replace("+00:00", "Z"),
+                "everySeconds": int(PERIOD.total_seconds()),
+            }
+        ],
+    )
+
+    def period_of(at: datetime) -> int:
+        return (at - due) // PERIOD
+
+    def restarted_in() -> list[int]:
+        return sorted(
+            period_of(e.started_at)
+            for e in e2e_ledger.executions(namespace=namespace, capability=RESTART)
+        )
+
+    def fulfilled_twice() -> bool:
+        states = e2e_ledger.decisions(namespace=namespace, mind="keeper", kind="commitment_state")
+        kept = [d for d in states if d.outcome == "fulfilled" and "intention" in d.subjects]
+        return len(kept) >= 2
+
+    # Two periods and the time a plan takes to end: the second fulfilment is recorded.
+    eventually(fulfilled_twice, timeout=2 * PERIOD.total_seconds() + 180, what="two fulfilments")
+    # The second period is over: whatever the mind did in it, it has done.
+    eventually(
+        lambda: (at := last_cycle(cluster, namespace)) is not None and at >= due + 2 * PERIOD,
+        timeout=2 * PERIOD.total_seconds() + 60,
+        what="a cycle after the second period",
+    )
+    assert restarted_in()[:2] == [0, 1]
+    assert restarted_in().count(1) == 1
+    plans = sorted(plans_of(cluster, namespace), key=lambda p: p["metadata"]["creationTimestamp"])
+    for plan in plans[:2]:
+        assert plan["status"]["phase"] == "completed"
+        [key] = [s["key"] for s in plan["spec"]["steps"] if s.get("capability") == RESTART]
+        [restart] = [s for s in plan["status"]["steps"] if s["key"] == key]
+        assert restart["status"] == "completed", restart  # acted, not skipped as covered
+
+
 def test_one_question_forms_one_investigation(
     cluster: Cluster, namespace: str, e2e_ledger: Ledger
 ) -> None:

@@ -54,6 +54,16 @@ def test_commitment_state_moves_once(ledger: Ledger) -> None:
     assert ledger.commitment_states("ns", "m") == {"c1": "due"}
 
 
+def test_a_fulfilment_is_dated_by_its_row_and_forgotten_when_due_again(ledger: Ledger) -> None:
+    fulfilled = NOW - timedelta(hours=2)
+    assert ledger.set_commitment_state("ns", "m", "nightly", "due", None, NOW - timedelta(hours=3))
+    assert ledger.set_commitment_state("ns", "m", "nightly", "fulfilled", "by i1", fulfilled)
+    assert ledger.set_commitment_state("ns", "m", "other", "due", None, NOW)
+    assert ledger.commitment_fulfilments("ns", "m") == {"nightly": fulfilled}
+    assert ledger.set_commitment_state("ns", "m", "nightly", "due", "next period", NOW)
+    assert ledger.commitment_fulfilments("ns", "m") == {}
+
+
 def test_one_cycle_of_a_mind_at_a_time(ledger: Ledger) -> None:
     with ledger.cycle_lock("ns", "m") as first:
         assert first

@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+import yaml
 
 from minds.devenv.install import repo_root
+from minds.domain.resources.mind import Commitment
 from minds.domain.volition import commitments as commitment_rules
 from minds.domain.volition import (
     conflicts,
@@ -90,3 +92,16 @@ def test_every_formation_reason_is_documented(reason: str) -> None:
 def test_the_doc_names_what_findings_leave_behind() -> None:
     for name in (findings.FINDINGS, findings.RECORDED, findings.TAKEN_IN, "findingsTakenIn"):
         assert f"`{name}`" in DOC
+
+
+def test_the_recurring_commitment_in_the_doc_is_valid_and_keeps_its_schedule() -> None:
+    block = "commitments:\n" + DOC.split("```yaml\ncommitments:\n", 1)[1].split("```", 1)[0]
+    commitment = Commitment.model_validate(yaml.safe_load(block)["commitments"][0])
+    assert commitment.due is not None
+    assert commitment.every_seconds == 86400
+    # "every night at 02:00 UTC": three nights and five hours on, it is due since 02:00.
+    night = commitment.due + timedelta(days=3, hours=5)
+    assert commitment.due.hour == 2
+    assert commitment_rules.due_at(commitment, night) == commitment.due + timedelta(days=3)
+    every = Commitment.model_json_schema(by_alias=True)["properties"]["everySeconds"]["anyOf"][0]
+    assert f"`everySeconds` ({every['minimum']} to {every['maximum']} seconds" in DOC

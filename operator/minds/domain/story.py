@@ -34,10 +34,8 @@ class Reason(StrEnum):
     PLAN_COMPLETED = "PlanCompleted"
     PLAN_FAILED = "PlanFailed"
     APPROVAL_REQUESTED = "ApprovalRequested"
-    # Plan
-    VALIDATED = "Validated"
+    # Plan (a valid or completed plan is told on its Mind: Planned, PlanCompleted)
     INVALID_PLAN = "InvalidPlan"
-    COMPLETED = "Completed"
     FAILED = "Failed"
     REPLANNED = "Replanned"
     ESCALATED = "Escalated"

@@ -213,7 +213,12 @@ class MindCycle:
             k: CommitmentState(v)
             for k, v in self._ledger.commitment_states(namespace, name).items()
         }
-        context = CommitmentContext(spec=spec, recorded=recorded, revocations=revocations(spec))
+        context = CommitmentContext(
+            spec=spec,
+            recorded=recorded,
+            revocations=revocations(spec),
+            fulfilled_at=self._ledger.commitment_fulfilments(namespace, name),
+        )
         states, commitment_decisions = check_commitments(
             now, context, namespace=namespace, mind=name, registry=self._registry
         )
@@ -222,7 +227,11 @@ class MindCycle:
                 namespace, name, commitment, assessment.state.value, assessment.reason, now
             )
         decisions += self._record(commitment_decisions)
-        context = CommitmentContext(spec=spec, recorded={k: a.state for k, a in states.items()})
+        context = CommitmentContext(
+            spec=spec,
+            recorded={k: a.state for k, a in states.items()},
+            fulfilled_at=context.fulfilled_at,
+        )
 
         existing = [Want.model_validate(d) for d in self._ledger.wants(namespace, name)]
         derived = derive_wants(

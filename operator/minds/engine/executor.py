@@ -67,11 +67,16 @@ class _Turn:
     work: Work
     now: datetime
     followed: set[str] = field(default_factory=set)
+    #: When followed steps asked to be looked at again (an approved action's busy target).
+    again: list[datetime] = field(default_factory=list)
 
 
 def _follow(deps: Deps, turn: _Turn) -> bool:
     turn.followed.add(turn.step.key)
-    return following.follow(deps, turn.body, turn.plan, turn.step, turn.status, turn.now)
+    looked = following.follow(deps, turn.body, turn.plan, turn.step, turn.status, turn.now)
+    if looked.again_at is not None:
+        turn.again.append(looked.again_at)
+    return looked.landed
 
 
 def _recover(deps: Deps, turn: _Turn) -> bool:
@@ -159,6 +164,7 @@ class Executor:
     ) -> TickResult:
         deps = self._deps
         followed: set[str] = set()
+        again: list[datetime] = []
         transitions = 0
         for _ in range(MAX_TRANSITIONS):
             try:
@@ -195,9 +201,10 @@ class Executor:
                     transitions += 1
                 continue
             if work.kind is WorkKind.NONE:
-                return TickResult(transitions, work.wake_at, settled.phase)
+                wakes = [*again, *([work.wake_at] if work.wake_at is not None else [])]
+                return TickResult(transitions, min(wakes, default=None), settled.phase)
             step = next(s for s in plan.steps if s.key == work.step)
-            turn = _Turn(body, plan, step, status, settled, work, now, followed)
+            turn = _Turn(body, plan, step, status, settled, work, now, followed, again)
             if WORK[work.kind](deps, turn):
                 transitions += 1
         return TickResult(transitions, deps.clock(), None)

@@ -85,15 +85,11 @@ class PlanService:
         )
         if not inserted:
             return
+        # A valid plan is told once, on its Mind (what will act in the mind's name); the
+        # Plan's own status says it is valid, so an Event on it would repeat that at the cost
+        # of a request. A refusal is the Plan's to show: its author reads it there.
         tell_mind(self._events, self._resources, [row])
-        if result.ok:
-            self._events.post(
-                body,
-                type_="Normal",
-                reason="Validated",
-                message=f"plan validated ({len(admission.status.steps)} steps)",
-            )
-        else:
+        if not result.ok:
             first = result.errors[0]
             where = f" at {first.field}" if first.field else ""
             self._events.post(

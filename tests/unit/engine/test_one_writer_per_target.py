@@ -8,7 +8,8 @@ from datetime import timedelta
 from typing import Any
 
 from minds.domain.execution.covering import COVERED_FOR, HELD_OFF_FOR
-from minds.domain.resources.kinds import APPROVAL, MIND
+from minds.domain.intentions import IntentionKind, IntentionRecord
+from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 from tests.unit.engine.harness import NAMESPACE, WORKLOAD, World, read, restart
 
 TARGET = (NAMESPACE, f"{NAMESPACE}/atlas-worker")
@@ -146,9 +147,69 @@ def test_an_approved_restart_waits_while_another_writer_holds_the_target() -> No
     world.plan("mine", [restart("P1")])
     approve(world, "mine")
     world.ledger.held_targets.add(TARGET)
-    world.executor("a").tick(NAMESPACE, "mine")
+    busy = world.executor("a").tick(NAMESPACE, "mine")
     assert world.steps("mine") == {"P1": "awaiting_approval"}  # nothing claimed, nothing run
+    # Nothing in the Plan changed, so nothing would wake it but its own timer: it looks again
+    # as soon as a held-off step would, not when the Approval expires or at the safety tick.
+    assert busy.wake_at is not None
+    assert busy.wake_at <= world.clock.now + HELD_OFF_FOR
     world.ledger.held_targets.clear()
     world.executor("a").tick(NAMESPACE, "mine")
     assert world.steps("mine") == {"P1": "completed"}
+    assert world.driver.calls["service.restart"] == 1
+
+
+def the_minds_plan(world: World, name: str, steps: list[dict[str, Any]], formed: int) -> None:
+    """A plan the mind made for an intention it formed ``formed`` seconds from now."""
+    world.plan(name, steps)
+    at = world.clock.now + timedelta(seconds=formed)
+    intention, _ = world.ledger.form_intention(
+        IntentionRecord(
+            id=f"int-{name}",
+            namespace=NAMESPACE,
+            mind="keeper",
+            objective="restart atlas-worker (commitment nightly-restart)",
+            kind=IntentionKind.ACTION,
+            plan=name,
+            created_at=at,
+            updated_at=at,
+        )
+    )
+    spec = world.resources._objects[(PLAN.plural, NAMESPACE, name)]["spec"]
+    spec |= {"origin": "template", "strategy": "direct", "intention": intention.id}
+
+
+def test_an_action_the_mind_knew_of_when_it_formed_its_intention_covers_nothing() -> None:
+    # A recurring commitment's next period: formed after the last period's verified restart,
+    # its restart is an instruction to act again, however soon.
+    world = World()
+    world.plan("last-period", verified())
+    finished(world, "last-period")
+    world.clock.now += timedelta(minutes=1)
+    the_minds_plan(world, "this-period", [restart("P1")], formed=0)
+    restarted(world, "this-period")
+    assert world.steps("this-period") == {"P1": "completed"}
+    assert world.driver.calls["service.restart"] == 2
+
+
+def test_an_action_done_after_the_mind_formed_its_intention_covers_it() -> None:
+    world = World()
+    the_minds_plan(world, "mine", [restart("P1")], formed=-60)
+    world.plan("operators", verified())
+    finished(world, "operators")
+    restarted(world, "mine")
+    assert world.steps("mine") == {"P1": "skipped"}
+    assert world.driver.calls["service.restart"] == 1
+
+
+def test_a_persons_plan_naming_an_intention_is_still_covered_by_any_recent_action() -> None:
+    world = World()
+    world.plan("first", verified())
+    finished(world, "first")
+    world.clock.now += timedelta(minutes=1)
+    the_minds_plan(world, "by-hand", [restart("P1")], formed=0)
+    spec = world.resources._objects[(PLAN.plural, NAMESPACE, "by-hand")]["spec"]
+    spec |= {"origin": "operator", "strategy": "authored"}
+    restarted(world, "by-hand")
+    assert world.steps("by-hand") == {"P1": "skipped"}
     assert world.driver.calls["service.restart"] == 1

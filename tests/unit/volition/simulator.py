@@ -8,7 +8,9 @@ world and executor instead of the cluster:
 - the executor: an investigation completes at once; a restart that heals fulfils its intention;
   one that does not is refuted, and the replan escalates (diagnose then tell a person), which
   leaves the intention blocked; an intention that starts with `direct` failed escalates at once;
-- an operator's Plan restarting the workload may be open during a window.
+- an operator's Plan restarting the workload may be open during a window;
+- a commitment's act may take a while (`act_takes`: its intention stays active until then), and
+  acts during `failing` spells fail (the intention is abandoned, its strategy failed).
 
 It counts what the mind did, per want, per commitment and per workload.
 """
@@ -59,6 +61,11 @@ class Simulation:
     spells: tuple[Spell, ...]
     restart_heals: bool
     operator_window: tuple[datetime, datetime] | None = None
+    act_takes: timedelta = timedelta(0)
+    failing: tuple[Spell, ...] = ()
+    finishing: dict[str, datetime] = field(default_factory=dict)  # intention -> when it ends
+    fulfilled_at: dict[str, datetime] = field(default_factory=dict)
+    acts: list[tuple[str, datetime]] = field(default_factory=list)  # (commitment, when)
     wants: dict[str, Want] = field(default_factory=dict)
     intentions: dict[str, IntentionRecord] = field(default_factory=dict)
     commitments: dict[str, CommitmentState] = field(default_factory=dict)
@@ -94,6 +101,10 @@ class Simulation:
         observations = [
             Observation(subject=ATLAS, capability="service.status", fields={"state": state}, at=now)
         ]
+        for iid, until in list(self.finishing.items()):
+            if now >= until:
+                del self.finishing[iid]
+                self._move(self.intentions[iid], IntentionStatus.FULFILLED, "plan completed", now)
         for intention in list(self.intentions.values()):
             lapsed = lapse(intention, now)
             if lapsed is not None:
@@ -106,7 +117,10 @@ class Simulation:
             self.wants[want.id] = settled.want
             if settled.commitment is not None:
                 self.commitments[settled.commitment.name] = settled.commitment.state
-        context = CommitmentContext(spec=self.spec, recorded=dict(self.commitments))
+                self.fulfilled_at[settled.commitment.name] = now
+        context = CommitmentContext(
+            spec=self.spec, recorded=dict(self.commitments), fulfilled_at=dict(self.fulfilled_at)
+        )
         states, _ = check_commitments(now, context, namespace=NS, mind=MIND)
         self.commitments = {name: a.state for name, a in states.items()}
         derived = derive_wants(
@@ -118,7 +132,7 @@ class Simulation:
             now,
             namespace=NS,
             mind=MIND,
-            commitments=CommitmentContext(spec=self.spec, recorded=dict(self.commitments)),
+            commitments=context.model_copy(update={"recorded": dict(self.commitments)}),
         )
         self.wants.update({w.id: w for w in derived.wants})
         self._reconsider_met(state, now)
@@ -130,7 +144,8 @@ class Simulation:
             return
         for intention in list(self.intentions.values()):
             live = intention.status in (IntentionStatus.ACTIVE, IntentionStatus.BLOCKED)
-            if live and intention.means_capability and intention.subject == ATLAS:
+            slow = intention.id in self.finishing  # its act is still under way
+            if live and intention.means_capability and intention.subject == ATLAS and not slow:
                 self._move(intention, IntentionStatus.FULFILLED, "goal met", now)
 
     def _form(self, now: datetime) -> None:
@@ -172,6 +187,14 @@ class Simulation:
                 self.restarts_while_covered += 1
             if want.commitment:
                 self.acts_for[want.commitment] += 1
+                self.acts.append((want.commitment, now))
+                if any(f.covers(now) for f in self.failing):
+                    failed = updated(intention, failed_strategies=["direct"], at=now)
+                    self._move(failed, IntentionStatus.ABANDONED, "replan limit", now)
+                    return
+                if self.act_takes and spell < 0:
+                    self.finishing[intention.id] = now + self.act_takes
+                    return
             if self.restart_heals and spell >= 0:
                 self.healed.add(spell)
             if self.restart_heals or spell < 0:

@@ -256,6 +256,17 @@ class VolitionStore(SessionOwner):
         with self.session() as session:
             return {r.name: r.state for r in session.execute(query).scalars()}
 
+    def commitment_fulfilments(self, namespace: str, mind: str) -> dict[str, datetime]:
+        """When each fulfilled commitment was fulfilled (its row's time): a recurring one is due
+        again at the first period start after it."""
+        query = select(CommitmentStateRow).where(
+            CommitmentStateRow.namespace == namespace,
+            CommitmentStateRow.mind == mind,
+            CommitmentStateRow.state == "fulfilled",
+        )
+        with self.session() as session:
+            return {r.name: r.updated_at for r in session.execute(query).scalars()}
+
     @contextmanager
     def cycle_lock(self, namespace: str, mind: str) -> Iterator[bool]:
         """Hold a session advisory lock for one mind's cycle; yields False if another holder

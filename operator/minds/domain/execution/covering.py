@@ -12,6 +12,13 @@ two questions:
   whether the world is still as wanted. An operator's Plan and the mind's own plan on one
   workload therefore give one verified restart, not two. An action nobody verified covers
   nothing: doing it again is the plan's to decide.
+
+An action covers only a step whose reason to act it could have answered: one that started after
+the mind formed the intention the step's plan serves (`since`). An action the mind already knew
+of when it decided to act is part of the world it decided in, not an answer to that decision: a
+recurring commitment's next period, formed after the last period's restart, restarts again
+however short the period. A plan without an intention of the mind (a person's) has no such
+time, and any recent verified action covers it.
 """
 
 from __future__ import annotations
@@ -32,17 +39,22 @@ HELD_OFF_FOR: Final = timedelta(seconds=5)
 
 
 def covering(
-    capability: str, plan_uid: str, writes: Iterable[ExecutionRecord], now: datetime
+    capability: str,
+    plan_uid: str,
+    writes: Iterable[ExecutionRecord],
+    now: datetime,
+    since: datetime | None = None,
 ) -> ExecutionRecord | None:
     """The latest action of ``capability`` on the target (``writes`` are the target's verified
-    ones) that another plan started less than ``COVERED_FOR`` before ``now``; None when there
-    is none."""
+    ones) that another plan started less than ``COVERED_FOR`` before ``now``, and not before
+    ``since`` (when the step's intention was formed); None when there is none."""
     recent = [
         w
         for w in writes
         if w.capability == capability
         and w.origin.plan_uid != plan_uid
         and timedelta(0) <= now - w.started_at < COVERED_FOR
+        and (since is None or w.started_at >= since)
     ]
     return max(recent, key=lambda w: w.started_at, default=None)
 

@@ -83,6 +83,9 @@ DESCRIPTIONS: Final[Mapping[str, Mapping[str, str]]] = {
         "risk": "Restrict a refrain commitment to capabilities of this risk (default: any).",
         "unlessApproval": "refrain only: the action is allowed when a person approves it.",
         "due": "do only: when the action is due. " + _WHEN,
+        "everySeconds": "do only, with due: the commitment recurs every this many seconds "
+        "(60 to 31622400), in periods that start at due + k x everySeconds; it acts once per "
+        "period, and after a fulfilment it is due again at the next period start.",
         "expiresAt": "When the commitment ends. " + _WHEN,
         "revocable": "Whether the commitment may be revoked.",
         "reason": "Why the commitment was made.",

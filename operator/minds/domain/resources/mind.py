@@ -116,6 +116,11 @@ class Commitment(Model):
                 "due must not be after expiresAt",
                 fieldPath=".due",
             ),
+            cel(
+                "!has(self.everySeconds) || (self.mode == 'do' && has(self.due))",
+                "everySeconds applies only to mode do with a due time (the first period's start)",
+                fieldPath=".everySeconds",
+            ),
         )
     }
 
@@ -127,6 +132,10 @@ class Commitment(Model):
     risk: Risk = Risk.ANY
     unless_approval: bool = False
     due: datetime | None = None
+    #: A recurring `do` commitment: due again every this many seconds after `due`. At least a
+    #: minute (a cycle runs every 5 s at its fastest, and an act must form, run and verify
+    #: within its period to keep it), at most a leap year.
+    every_seconds: int | None = Field(default=None, ge=60, le=366 * 86400)
     expires_at: datetime | None = None
     revocable: bool = True
     reason: str = Field(default="", max_length=1024)

@@ -10,7 +10,8 @@ intention that requires approval.
 
 | state         | when                                                                          |
 |---------------|-------------------------------------------------------------------------------|
-| `fulfilled`   | the ledger records it fulfilled (an intention that carried it was fulfilled)  |
+| `fulfilled`   | the ledger records it fulfilled (an intention that carried it was fulfilled); |
+|               | a recurring one until the first period boundary after that fulfilment         |
 | `revoked`     | the ledger records it revoked, or a person revoked it (`spec.commitment-      |
 |               | Revocations`) and it is `revocable`; the reason names the person. Revoking an |
 |               | irrevocable commitment is refused (by admission too) and changes nothing      |
@@ -23,6 +24,19 @@ intention that requires approval.
 | `overdue`     | `do`: `OVERDUE_GRACE` after `due`                                             |
 | `due`         | `do`: `due` has come, or it has no due time (a promise without a deadline)    |
 | `active`      | otherwise                                                                     |
+
+A recurring `do` commitment (`everySeconds`) is a schedule anchored on `due`: period k starts
+at `due + k * everySeconds`, and `due_at` is the start of the period `now` falls in; the rules
+above read `due` as that start. A fulfilment holds until the first period boundary after it is
+recorded, so the commitment acts once per period:
+
+- the schedule does not drift: boundaries stay where `due` put them, however long acting took;
+- a plan that ran past a boundary kept the period it ended in, and the next act waits for the
+  next boundary: a period missed while a plan ran long is not made up by a second act right
+  after the first (two restarts back to back is the repeat a schedule must never cause);
+- an act that failed fulfils nothing: the period stays due (then overdue), its want is
+  suppressed for an hour and its evidence (the period's start) is not new again, so it is
+  tried once per period, and the next period starts on time.
 """
 
 from __future__ import annotations
@@ -57,6 +71,7 @@ __all__ = [
     "check_commitments",
     "commitment_state",
     "concrete_means",
+    "due_at",
 ]
 
 #: A due commitment becomes overdue this long after its due time: a few cycles at the default
@@ -84,6 +99,9 @@ class CommitmentContext(Model):
     recorded: dict[str, CommitmentState] = Field(default_factory=dict)
     #: Commitment name -> who revoked it and why (``spec.commitmentRevocations``).
     revocations: dict[str, str] = Field(default_factory=dict)
+    #: Commitment name -> when its fulfilment was recorded (what a recurring one's next period
+    #: is counted from).
+    fulfilled_at: dict[str, datetime] = Field(default_factory=dict)
 
 
 class Assessment(NamedTuple):
@@ -107,7 +125,10 @@ def _overlap(a: Commitment, b: Commitment) -> bool:
 
 
 def _live(c: Commitment, now: datetime, context: CommitmentContext) -> bool:
-    ended = {CommitmentState.FULFILLED, CommitmentState.REVOKED}
+    # A recurring commitment kept for this period is still a promise: it recurs.
+    ended = {CommitmentState.REVOKED} | (
+        {CommitmentState.FULFILLED} if c.every_seconds is None else set()
+    )
     expired = c.expires_at is not None and now >= c.expires_at
     return not expired and context.recorded.get(c.name) not in ended
 
@@ -127,6 +148,26 @@ def _impossible(c: Commitment, spec: MindSpec, registry: CapabilityRegistry) -> 
     return "; ".join(blocked) if len(blocked) == len(names) else None
 
 
+def due_at(commitment: Commitment, now: datetime) -> datetime | None:
+    """When `commitment` is due at `now`: its `due`, or for a recurring one that has begun,
+    the start of the period `now` falls in."""
+    due, every = commitment.due, commitment.every_seconds
+    if due is None or every is None or now < due:
+        return due
+    period = timedelta(seconds=every)
+    return due + ((now - due) // period) * period
+
+
+def _fulfilled(commitment: Commitment, now: datetime, context: CommitmentContext) -> bool:
+    """Whether the recorded fulfilment holds at `now`: always for a one-off commitment; for a
+    recurring one, while `now` is in the period the fulfilment was recorded in (a fulfilment
+    whose time is unknown holds, as a one-off's would)."""
+    if context.recorded.get(commitment.name) is not CommitmentState.FULFILLED:
+        return False
+    start, at = due_at(commitment, now), context.fulfilled_at.get(commitment.name)
+    return commitment.every_seconds is None or start is None or at is None or at >= start
+
+
 def commitment_state(
     commitment: Commitment,
     now: datetime,
@@ -136,8 +177,15 @@ def commitment_state(
     """Where one commitment stands at `now` (see the module notes for the rules)."""
     c, spec = commitment, context.spec
     recorded = context.recorded.get(c.name)
-    if recorded is CommitmentState.FULFILLED:
-        return Assessment(CommitmentState.FULFILLED, "recorded as fulfilled")
+    due = due_at(c, now)
+    if _fulfilled(c, now, context):
+        if c.every_seconds is None or due is None:
+            return Assessment(CommitmentState.FULFILLED, "recorded as fulfilled")
+        again = due + timedelta(seconds=c.every_seconds)
+        return Assessment(
+            CommitmentState.FULFILLED,
+            f"fulfilled for the period from {due.isoformat()}; due again at {again.isoformat()}",
+        )
     if recorded is CommitmentState.REVOKED:
         return Assessment(CommitmentState.REVOKED, "recorded as revoked")
     refused = ""
@@ -169,12 +217,12 @@ def commitment_state(
     blocked = _impossible(c, spec, registry)
     if blocked is not None:
         return Assessment(CommitmentState.IMPOSSIBLE, blocked + refused)
-    if c.due is not None and now >= c.due + OVERDUE_GRACE:
-        return Assessment(CommitmentState.OVERDUE, f"due at {c.due.isoformat()}{refused}")
-    if c.due is None or now >= c.due:
-        when = c.due.isoformat() if c.due else "from the start (no due time)"
+    if due is not None and now >= due + OVERDUE_GRACE:
+        return Assessment(CommitmentState.OVERDUE, f"due at {due.isoformat()}{refused}")
+    if due is None or now >= due:
+        when = due.isoformat() if due else "from the start (no due time)"
         return Assessment(CommitmentState.DUE, f"due {when}{refused}")
-    return Assessment(CommitmentState.ACTIVE, f"due at {c.due.isoformat()}{refused}")
+    return Assessment(CommitmentState.ACTIVE, f"due at {due.isoformat()}{refused}")
 
 
 def check_commitments(

@@ -14,9 +14,11 @@ ends; the first cycle that sees the end settles it, once, by the intention's fin
 A live intention (active, blocked, suspended, outcome unverified) settles nothing yet. Without
 this a completed plan would leave its want active and its commitment due, and the next cycle
 would form the same act again. A fulfilled commitment is not due again: a `do` commitment acts
-once for its due time. Remembered failures belong to the subject (the workload), not only to the
-want that learnt them: `remembered_failures` hands every strategy that failed on a subject, in
-any want's service, to the next intention about it, so the planner does not try it again.
+once for its due time, a recurring one (`everySeconds`) once per period, and is due again at
+the first period start after the fulfilment this records (see `commitments`). Remembered
+failures belong to the subject (the workload), not only to the want that learnt them:
+`remembered_failures` hands every strategy that failed on a subject, in any want's service, to
+the next intention about it, so the planner does not try it again.
 """
 
 from __future__ import annotations

@@ -56,6 +56,7 @@ from minds.domain.volition.commitments import (
     CommitmentState,
     commitment_state,
     concrete_means,
+    due_at,
 )
 from minds.domain.volition.decisions import DecisionKind, Term, TermOp, VolitionDecision, total
 from minds.domain.volition.decisions import unit as _unit
@@ -669,9 +670,10 @@ def _from_commitments(
                 f"{commitment.capability} on {commitment.target}",
                 terms=terms,
                 urgency=OVERDUE_URGENCY if state is CommitmentState.OVERDUE else URGENCY[origin],
-                # A commitment without a due time is due from the start: standing evidence.
-                evidence_at=commitment.due,
-                since=commitment.due,
+                # A commitment without a due time is due from the start: standing evidence;
+                # each period of a recurring one is new evidence.
+                evidence_at=due_at(commitment, now),
+                since=due_at(commitment, now),
                 drives=drives,
                 commitment=commitment.name,
                 target=means[1] if means else None,

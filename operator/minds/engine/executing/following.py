@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -21,6 +21,7 @@ from minds.domain.execution.adopt import (
     after_approval,
     after_precondition,
 )
+from minds.domain.execution.covering import HELD_OFF_FOR
 from minds.domain.execution.machine import claim_approved, states
 from minds.domain.planning.model import Plan, Step, StepKind, StepState, StepStatus
 from minds.domain.resources.approval import ApprovalKind, ApprovalSpec
@@ -42,7 +43,22 @@ REFUSED = {
     Verdict.NOT_OURS: "Withdrawn",
 }
 
-Approved = Callable[[Deps, dict[str, Any], Plan, Step, StepState, dict[str, Any], datetime], bool]
+
+class Followed(NamedTuple):
+    """Whether a transition landed, and when to look again if nothing woke the plan before:
+    an approved action whose target another writer holds has nothing in the Plan's status to
+    wake it, so it says when the target is worth trying again."""
+
+    landed: bool
+    again_at: datetime | None = None
+
+
+NOTHING = Followed(False)
+LANDED = Followed(True)
+
+Approved = Callable[
+    [Deps, dict[str, Any], Plan, Step, StepState, dict[str, Any], datetime], Followed
+]
 
 
 def _asker(deps: Deps, body: dict[str, Any], step: Step, state: StepState) -> Asker | None:
@@ -73,12 +89,12 @@ def follow(
     step: Step,
     status: PlanResourceStatus,
     now: datetime,
-) -> bool:
+) -> Followed:
     """Look at the Approval a step waits on; act if it authorises the step now."""
     state = states(status)[step.key]
     name = state.approval_ref
     if not name:
-        return False
+        return NOTHING
     waiting = state.status
 
     def same(current: StepState) -> bool:
@@ -97,7 +113,7 @@ def follow(
                 "reason": f"approval {name} disappeared",
             }
         )
-        return apply_step(deps, body, plan, step.key, same, gone, [])
+        return Followed(apply_step(deps, body, plan, step.key, same, gone, []))
     spec = ApprovalSpec.model_validate(approval["spec"])
     asker = _asker(deps, body, step, state)
     if asker is None:
@@ -110,12 +126,12 @@ def follow(
         ]
         ruling = authorises(spec, owners, asker, recorded, now)
     if ruling.verdict is Verdict.WAIT:
-        return False
+        return NOTHING
     if ruling.verdict is Verdict.ACT:
         return APPROVED[waiting](deps, body, plan, step, state, approval, now)
     found = after_approval(step, state, REFUSED[ruling.verdict], ruling.reason, now, None)
     assert found is not None
-    return apply_step(deps, body, plan, step.key, same, found[0], found[1])
+    return Followed(apply_step(deps, body, plan, step.key, same, found[0], found[1]))
 
 
 def _grant_approved(
@@ -126,7 +142,7 @@ def _grant_approved(
     state: StepState,
     approval: dict[str, Any],
     now: datetime,
-) -> bool:
+) -> Followed:
     """A grant is authority, not an action on the world: creating it is idempotent (named after
     the Approval), so it needs no claim; it is still the executor's to do, under the same rules,
     so no grant is ever made for a plan that is gone."""
@@ -149,7 +165,7 @@ def _grant_approved(
         effects,
     )
     settle_approval(deps, namespace, name, outcome)
-    return ok
+    return Followed(ok)
 
 
 def _act_approved(
@@ -160,18 +176,19 @@ def _act_approved(
     state: StepState,
     approval: dict[str, Any],
     now: datetime,
-) -> bool:
+) -> Followed:
     """The approved action, run by the executor alone: first a claim with a lease (two
     controllers, or a handler and a daemon, never both get past it), then the step's own
     invocation under the step's origin key (the write-ahead row makes it at most once)."""
     namespace = body["metadata"]["namespace"]
     target = writing_target(deps, step)
     # The target's lock is held from the claim to the outcome: no other plan's writing action
-    # on it starts meanwhile. Busy: nothing is claimed, and the next look tries again.
+    # on it starts meanwhile. Busy: nothing is claimed, and the plan looks again when a held-off
+    # step would (nothing else would wake it: its status did not change).
     with holding(deps, namespace, target) as mine:
         if not mine:
-            return False
-        return _claim_and_act(deps, body, plan, step, state, approval, target, now)
+            return Followed(False, now + HELD_OFF_FOR)
+        return Followed(_claim_and_act(deps, body, plan, step, state, approval, target, now))
 
 
 def _claim_and_act(

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from minds.domain.execution.covering import COVERED_FOR, covered, covering, held_off
-from minds.domain.planning.model import Step, StepState
+from minds.domain.planning.model import PlanOrigin, Step, StepState
 from minds.engine.executing.context import Deps
 
 
@@ -53,5 +53,15 @@ def instead(
         return held_off(state, target, now)
     namespace, uid = body["metadata"]["namespace"], body["metadata"]["uid"]
     writes = deps.ledger.verified_writes_on(namespace, target, now - COVERED_FOR)
-    by = covering(step.capability or "", uid, writes, now)
+    by = covering(step.capability or "", uid, writes, now, _formed(deps, body))
     return covered(state, by, now) if by is not None else None
+
+
+def _formed(deps: Deps, body: dict[str, Any]) -> datetime | None:
+    """When the mind formed the intention the plan serves; None for a plan without one (a
+    person's plan, whose implicit intention is formed when it first runs)."""
+    spec = body.get("spec") or {}
+    # A person's plan may name an intention; only the mind's own plans answer one it formed.
+    intention = spec.get("intention") if spec.get("origin") != PlanOrigin.OPERATOR else None
+    found = deps.ledger.intention(intention) if intention else None
+    return found.created_at if found is not None else None
