@@ -1,12 +1,14 @@
 """A waiting intention resumes by rule, against the real control plane, Postgres and the
 controller: a plan blocked by its budget goes on when a person raises the Mind's budget with
-``kubectl patch mind``, and the resumption is a ``volition_decisions`` row that
+``kubectl patch mind``; an intention blocked by a policy that denied its step resumes with a new
+revision when the policy allows it again. Each resumption is a ``volition_decisions`` row that
 ``kubectl minds why`` shows (docs/volition.md#waiting-and-resuming)."""
 
 from __future__ import annotations
 
 import json
 import shlex
+from datetime import UTC, datetime
 
 import pytest
 
@@ -21,12 +23,15 @@ from tests.e2e.executor_support import (
     kube_events,
     mind,
     operator_plan,
+    plan_body,
+    plan_names,
     set_health,
     steps_of,
     wait_phase,
+    wait_step,
 )
 from tests.e2e.test_budgets import monitor
-from tests.e2e.test_reconsider_executor import why
+from tests.e2e.test_reconsider_executor import asking_mind, mind_plan, verdicts, why
 from tests.fixtures.cluster import Cluster
 from tests.fixtures.waiting import eventually
 
@@ -106,3 +111,32 @@ def test_a_budget_suspended_intention_resumes_when_the_mind_budget_is_raised(
         lambda: needs_attention(cluster, namespace).get("status") == "False",
         what="NeedsAttention cleared once the plan went on",
     )
+
+
+def test_a_capability_blocked_intention_resumes_with_a_new_revision_when_policy_allows_it(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    asking_mind(cluster, namespace)
+    intention, plan = mind_plan(cluster, namespace, e2e_ledger)
+    e2e_ledger.update_intention(intention, plan=plan, at=datetime.now(UTC))  # as the cycle does
+    wait_step(cluster, namespace, plan, "P1", "awaiting_approval")
+    asking_mind(cluster, namespace, restart="deny")
+    wait_phase(cluster, namespace, plan, "failed", timeout=60)
+    intention_status(e2e_ledger, intention, IntentionStatus.BLOCKED)
+
+    asking_mind(cluster, namespace, restart="approve")  # the policy allows it again
+
+    def successor() -> str | None:
+        found = e2e_ledger.intention(intention)
+        return found.plan if found is not None and found.plan != plan else None
+
+    new = eventually(successor, timeout=60, what="a new revision for the resumed intention")
+    assert plan_body(cluster, namespace, new)["spec"]["supersedes"] == plan
+    assert verdicts(e2e_ledger, namespace, intention) == [
+        ("capability_change", "block"),
+        ("capability_change", "resume"),
+    ]
+    # The new revision asks, as the policy now says; the old Approval stays withdrawn.
+    asked = wait_step(cluster, namespace, new, "P1", "awaiting_approval", timeout=90)
+    assert asked["approvalRef"]
+    assert plan_names(cluster, namespace) == sorted([plan, new])
