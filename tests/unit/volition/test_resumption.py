@@ -10,7 +10,13 @@ import pytest
 from minds.domain.intentions import IntentionStatus
 from minds.domain.planning.model import Budget, Plan, PlanOrigin, PlanStatus
 from minds.domain.volition.lapse import lapse
-from minds.domain.volition.reconsideration import MAX_REPLANS, Trigger
+from minds.domain.volition.reconsideration import (
+    MAX_REPLANS,
+    ReconsiderationContext,
+    Trigger,
+    Verdict,
+    reconsider,
+)
 from minds.domain.volition.resumption import (
     BY_RULE,
     RESUMED_BY,
@@ -164,3 +170,10 @@ def test_a_waiting_intention_is_not_planned_until_a_person_resumes_it(
     assert replanned_on_resume(ACTIVE.model_copy(update={"status": status}), None) is False
     child = ACTIVE.model_copy(update={"parent_id": "int-parent"})
     assert replanned_on_resume(child, None) is False
+
+
+def test_an_active_intention_is_not_resumed_and_a_budget_still_suspends_it() -> None:
+    active = SUSPENDED.model_copy(update={"status": IntentionStatus.ACTIVE})
+    assert resume(Waiting.BUDGET, status=IntentionStatus.ACTIVE) is None
+    judged = reconsider(active, Trigger.BUDGET, ReconsiderationContext(now=T0))
+    assert judged.verdict is Verdict.SUSPEND
