@@ -33,11 +33,12 @@ from tests.e2e.executor_support import (
 from tests.e2e.test_budgets import monitor
 from tests.e2e.test_reconsider_executor import asking_mind, mind_plan, verdicts, why
 from tests.fixtures.cluster import Cluster
+from tests.fixtures.docs import sh_commands
 from tests.fixtures.waiting import eventually
 
 pytestmark = pytest.mark.usefixtures("session_controller", "controller_without_errors")
 
-DOC = (repo_root() / "docs" / "volition.md").read_text()
+DOC = repo_root() / "docs" / "volition.md"
 
 
 def needs_attention(cluster: Cluster, namespace: str) -> dict[str, str]:
@@ -75,11 +76,7 @@ def test_a_budget_suspended_intention_resumes_when_the_mind_budget_is_raised(
     )
 
     # As docs/volition.md shows it, for this Mind.
-    command = next(
-        line.strip()
-        for line in DOC.splitlines()
-        if line.strip().startswith("kubectl patch mind") and "budget" in line
-    )
+    [command] = sh_commands(DOC, section="Waiting and resuming")
     cluster.kubectl(*shlex.split(command.replace("<mind>", "keeper"))[1:], "-n", namespace)
 
     done = wait_phase(cluster, namespace, "watchful", "completed", timeout=120)
