@@ -11,7 +11,7 @@ from minds.domain.story import Reason
 from minds.domain.volition.lapse import LAPSE_AFTER
 from minds.domain.volition.reconsideration import MAX_REPLANS
 from minds.domain.volition.resumption import BY_RULE, RESUMED_BY
-from minds.engine.executing.reviewing import RESUMED
+from minds.engine.executing.reconsidering import RESUMED
 
 VOLITION = (repo_root() / "docs" / "volition.md").read_text()
 EXECUTION = (repo_root() / "docs" / "execution.md").read_text()

@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from minds.domain.capabilities.registry import REGISTRY
 from minds.domain.intentions import IntentionRecord, IntentionStatus
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
@@ -369,3 +371,34 @@ def test_an_escalation_waits_for_a_person_whatever_the_mind_or_its_budget_become
     assert planned_on_resume(world) == 0
     assert intention(world).status is IntentionStatus.BLOCKED
     assert world.driver.calls["service.restart"] == 1
+
+
+class Interrupted(Exception):
+    """The controller stopped between closing the old revision and writing the new one."""
+
+
+def test_a_resumption_replan_another_executor_finishes_still_reuses_the_strategy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world, plan = minded()
+    asked(world, plan)
+    mind_spec(world)["capabilityPolicy"][0]["decision"] = "deny"
+    review(world)
+    mind_spec(world)["capabilityPolicy"][0]["decision"] = "approve"
+    planning = PlanningService.plan
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise Interrupted
+
+    monkeypatch.setattr(PlanningService, "plan", interrupted)
+    with pytest.raises(Interrupted):
+        review(world)
+    assert phase(world, plan) == "replanning"  # begun, not finished
+    monkeypatch.setattr(PlanningService, "plan", planning)
+    world.executor("b").tick(NAMESPACE, plan)  # whoever looks next finishes it
+    successor = intention(world).plan
+    assert successor is not None
+    assert successor != plan
+    assert intention(world).failed_strategies == []  # the strategy did not fail
+    old = world.resources.get(PLAN, NAMESPACE, plan)["spec"]
+    assert world.resources.get(PLAN, NAMESPACE, successor)["spec"]["strategy"] == old["strategy"]

@@ -36,6 +36,7 @@ from minds.domain.volition.reconsideration import (
     Verdict,
     reconsider,
 )
+from minds.domain.volition.resumption import Waiting
 from minds.engine.conditional import write_status
 from minds.engine.decisions import record_decisions
 from minds.engine.executing.context import Deps
@@ -43,6 +44,9 @@ from minds.engine.executing.journal import Notice, record
 from minds.engine.ports import Conflict, Journal, NotFound
 
 RECONSIDERED = "plan_reconsidered"
+#: The ledger row of a plan whose intention resumed by rule (``reviewing``), keyed by why it
+#: waited (and, for a budget, the count it blocked on).
+RESUMED = "plan_resumed"
 
 #: Every trigger a plan's end or hold raises (the table above; docs/execution.md shows the
 #: same). A review of open plans raises `capability_change` and `commitment_change`.
@@ -74,6 +78,13 @@ def answered_in(
     """``answered``, for the plan of ``uid``, read from ``ledger``."""
     key = idempotency_key("plan", uid, RECONSIDERED, trigger.value, *once_per)
     return ledger.event(key) is not None
+
+
+def resumed_anew(deps: Deps, body: dict[str, Any]) -> bool:
+    """Whether the plan's intention resumed because its means came back: its replan is a new
+    revision that may use the same strategy (the strategy did not fail)."""
+    key = idempotency_key("plan", body["metadata"]["uid"], RESUMED, Waiting.MEANS.value)
+    return deps.ledger.event(key) is not None
 
 
 def answer(

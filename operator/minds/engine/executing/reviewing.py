@@ -66,11 +66,14 @@ from minds.engine.executing.claiming import over_budget
 from minds.engine.executing.context import Deps, read_mind
 from minds.engine.executing.journal import Notice, plan_intention, record
 from minds.engine.executing.outcome import apply_step
-from minds.engine.executing.reconsidering import answer, answered, close, replan
+from minds.engine.executing.reconsidering import (
+    RESUMED,
+    answer,
+    answered,
+    close,
+    replan,
+)
 from minds.engine.ports import NotFound
-
-#: The ledger row of a plan whose intention resumed by rule.
-RESUMED = "plan_resumed"
 
 #: The trigger a review of open plans against the mind's beliefs raises (docs/execution.md's
 #: table shows it with the executor's).
@@ -277,7 +280,7 @@ def _resumed(
     plan: Plan,
     judged: Reconsideration,
     waiting: Waiting,
-    key: str,
+    once_per: tuple[str, ...] = (),
 ) -> None:
     """The resumption recorded: its decision (naming the plan, so ``why`` shows it), and the
     plan's row and Event."""
@@ -292,7 +295,7 @@ def _resumed(
         body,
         plan,
         RESUMED,
-        (waiting.value, key),
+        (waiting.value, *once_per),
         payload,
         Notice("Normal", Reason.RESUMED, f"intention resumed: {judged.reason}"[:1000]),
     )
@@ -333,7 +336,7 @@ def _resume_on_budget(deps: Deps, held: Held, spec: MindSpec, grants: Sequence[G
 
     # The decision first (recorded once, by its basis), then the plan, then the intention: the
     # other order could leave an active intention with a plan that never runs.
-    _resumed(deps, body, plan, judged, Waiting.BUDGET, blocked.reason or "")
+    _resumed(deps, body, plan, judged, Waiting.BUDGET, (blocked.reason or "",))
     if not apply_step(deps, body, plan, blocked.key, unchanged, go, [], lift):
         return 0
     deps.ledger.transition_intention(intention.id, IntentionStatus.ACTIVE, judged.reason, now)
@@ -361,7 +364,7 @@ def _resume_on_means(deps: Deps, held: Held, spec: MindSpec, grants: Sequence[Gr
     )
     if judged is None:
         return 0
-    _resumed(deps, body, plan, judged, Waiting.MEANS, Trigger.CAPABILITY_CHANGE.value)
+    _resumed(deps, body, plan, judged, Waiting.MEANS)
     active = deps.ledger.transition_intention(
         intention.id, IntentionStatus.ACTIVE, judged.reason, now
     )
