@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from minds.domain.attention import (
     NAMED,
     AttentionReason,
     Open,
     PendingApproval,
     PlanAtHand,
+    moves_attention,
     needs_attention,
 )
 from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus
@@ -90,6 +93,23 @@ def test_a_subordinate_intention_is_told_by_its_approval_not_twice() -> None:
     )
 
 
+def test_an_intention_waiting_on_its_subordinates_approval_is_not_an_escalation() -> None:
+    parent = intention(IntentionStatus.BLOCKED, "waiting for approval heal-p1", n=1)
+    waiting = held(
+        intentions=[
+            parent.model_copy(update={"plan": "heal"}),
+            intention(IntentionStatus.ACTIVE, "obtain approval heal-p1", parent="i1", n=2),
+        ],
+        plans=[
+            plan("heal", PlanStatus.AWAITING_APPROVAL, ("P1", StepStatus.AWAITING_APPROVAL, None))
+        ],
+        approvals=[PendingApproval("heal-p1", "service.restart", "shop/atlas-worker")],
+    )
+    condition = needs_attention(waiting, NOW)
+    assert condition.reason == AttentionReason.PENDING_APPROVAL
+    assert "is blocked" not in condition.message
+
+
 def test_the_most_pressing_kind_is_the_reason_and_every_item_is_named() -> None:
     everything = held(
         intentions=[intention(IntentionStatus.OUTCOME_UNVERIFIED, "no outcome", n=2)],
@@ -120,3 +140,24 @@ def test_suspended_and_final_intentions_ask_nothing() -> None:
         ]
     )
     assert needs_attention(calm, NOW).status is ConditionStatus.FALSE
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "moves"),
+    [
+        (PlanStatus.EXECUTING, PlanStatus.AWAITING_APPROVAL, True),  # it asks
+        (PlanStatus.AWAITING_APPROVAL, PlanStatus.EXECUTING, True),  # decided
+        (PlanStatus.EXECUTING, PlanStatus.BLOCKED, True),
+        (PlanStatus.BLOCKED, PlanStatus.EXECUTING, True),  # resumed, released
+        (PlanStatus.EXECUTING, PlanStatus.COMPLETED, True),  # an escalation may end so
+        (PlanStatus.AWAITING_APPROVAL, PlanStatus.FAILED, True),  # expired: blocked
+        (PlanStatus.VALIDATED, PlanStatus.EXECUTING, False),
+        (PlanStatus.EXECUTING, PlanStatus.WAITING, False),
+        (PlanStatus.WAITING, PlanStatus.EXECUTING, False),
+        (PlanStatus.BLOCKED, PlanStatus.BLOCKED, False),
+    ],
+)
+def test_only_a_move_that_may_change_what_needs_a_person_is_told(
+    before: PlanStatus, after: PlanStatus, moves: bool
+) -> None:
+    assert moves_attention(before, after) is moves

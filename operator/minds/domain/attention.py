@@ -60,6 +60,17 @@ class Open:
 _OVER: Final = frozenset(
     {PlanStatus.COMPLETED, PlanStatus.FAILED, PlanStatus.ABANDONED, PlanStatus.SUPERSEDED}
 )
+#: Phases in which a plan asks a person something (a blocked step, an Approval).
+ASKING: Final = frozenset({PlanStatus.BLOCKED, PlanStatus.AWAITING_APPROVAL})
+
+
+def moves_attention(before: PlanStatus, after: PlanStatus) -> bool:
+    """Whether a plan's move from ``before`` to ``after`` may change what its mind needs a
+    person for: it starts or stops asking, or it ends (an end may leave its intention blocked,
+    an escalation). Moves between running phases (validated, executing, waiting) do not."""
+    if before is after:
+        return False
+    return before in ASKING or after in ASKING or after in _OVER
 
 
 def _unverified(held: Open) -> list[str]:
@@ -72,11 +83,13 @@ def _unverified(held: Open) -> list[str]:
 
 
 def _escalated(held: Open) -> list[str]:
-    # Subordinate intentions (obtain an approval) are told by their Approval.
+    # Subordinate intentions (obtain an approval) are told by their Approval, and so is an
+    # intention blocked while its plan awaits that Approval: it is not an escalation.
+    asking = {p.name for p in held.plans if p.status.phase is PlanStatus.AWAITING_APPROVAL}
     return [
         f"{i.objective} is blocked" + (f": {i.reason}" if i.reason else "")
         for i in held.intentions
-        if i.status is IntentionStatus.BLOCKED and i.parent_id is None
+        if i.status is IntentionStatus.BLOCKED and i.parent_id is None and i.plan not in asking
     ]
 
 

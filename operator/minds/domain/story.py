@@ -44,6 +44,7 @@ class Reason(StrEnum):
     AWAITING_APPROVAL = "AwaitingApproval"
     AWAITING_GRANT = "AwaitingGrant"
     RELEASED = "Released"
+    RESUMED = "Resumed"
     RELEASE_IGNORED = "ReleaseIgnored"
     CANCELLED = "Cancelled"
     # Approval
@@ -124,6 +125,11 @@ def _cancelled(row: EventRecord) -> Told:
     return Told("Normal", Reason.CANCELLED, message)
 
 
+def _resumed(row: EventRecord) -> Told:
+    message = f"plan {row.subject.name}'s intention resumed{_payload(row, 'reason')}"
+    return Told("Normal", Reason.RESUMED, message)
+
+
 def _asked(row: EventRecord) -> Told:
     what = f"{row.payload.get('capability')} on {row.payload.get('target')}"
     return Told("Normal", Reason.APPROVAL_REQUESTED, f"asked approval {row.subject.name}: {what}")
@@ -131,7 +137,7 @@ def _asked(row: EventRecord) -> Told:
 
 #: Which ledger rows of a mind become an Event on the Mind, and what it says. A plan made
 #: (validated: a draft never runs), how plans end (a person's cancellation included),
-#: escalations, blocked steps and approvals asked: what a person acts on. Checks,
+#: escalations, blocked steps, resumptions and approvals asked: what a person acts on. Checks,
 #: observations and cycles stay in the ledger.
 MIND_STORY: Final[Mapping[str, Callable[[EventRecord], Told]]] = {
     "plan_validated": _planned,
@@ -141,6 +147,7 @@ MIND_STORY: Final[Mapping[str, Callable[[EventRecord], Told]]] = {
     "plan_cancelled": _cancelled,
     "operator_notified": _escalated,
     "plan_step_blocked": _blocked,
+    "plan_resumed": _resumed,
     "approval_requested": _asked,
 }
 

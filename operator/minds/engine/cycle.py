@@ -18,7 +18,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from minds.domain.attention import needs_attention
 from minds.domain.beliefs import PredictionStatus
 from minds.domain.capabilities.registry import CapabilityRegistry
 from minds.domain.corrections import revocations
@@ -69,7 +68,7 @@ from minds.domain.volition.wants import (
     goal_met,
 )
 from minds.engine.approval_service import ApprovalService
-from minds.engine.attention_reading import read_open
+from minds.engine.attention_reading import attention
 from minds.engine.belief_weighing import weigh
 from minds.engine.capability_service import CapabilityService, Invocation, Origin, OutcomeKind
 from minds.engine.conditional import write_status
@@ -77,6 +76,7 @@ from minds.engine.correction_service import CorrectionService
 from minds.engine.decisions import record_decisions
 from minds.engine.planning_service import PlanningService
 from minds.engine.ports import Clock, NotFound, ResourcePort
+from minds.engine.resuming import plan_resumed
 
 log = logging.getLogger(__name__)
 
@@ -204,6 +204,8 @@ class MindCycle:
             body, spec, now, record=self._record, store_want=self._store_want,
             withdraw=self._withdraw_pending,
         )  # fmt: skip
+        # A resumed intention with no plan that can run (a fork's inheritance) is planned.
+        plan_resumed(self._ledger, self._resources, self._planning, namespace, name, now)
         decisions += self._lapse(namespace, name, now)
         decisions += self._settle(namespace, name, now)
 
@@ -514,7 +516,7 @@ class MindCycle:
             and (a.get("status") or {}).get("phase", "Pending") == "Pending"
         )
 
-        attention = needs_attention(read_open(self._ledger, self._resources, namespace, name), now)
+        needs = attention(self._ledger, self._resources, namespace, name, now)
 
         def compute(current: dict[str, Any]) -> tuple[dict[str, Any] | None, None]:
             status = MindStatus.model_validate(current.get("status") or {})
@@ -524,7 +526,7 @@ class MindCycle:
                     "open_intentions": intentions,
                     "open_plans": plans,
                     "pending_approvals": approvals,
-                    "conditions": set_condition(status.conditions, attention),
+                    "conditions": set_condition(status.conditions, needs),
                     "last_cycle_at": now,
                     "last_cycle": report.summary[:1024],
                 }

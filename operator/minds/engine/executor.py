@@ -20,12 +20,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from minds.domain.attention import moves_attention
 from minds.domain.capabilities.registry import CapabilityRegistry
 from minds.domain.execution.machine import RUNNABLE, Work, WorkKind, next_work, settle
 from minds.domain.plan_retention import CONCLUSION, plan_event_key
 from minds.domain.planning.model import Plan, PlanOrigin, PlanStatus, Step
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.approval_service import ApprovalService
+from minds.engine.attention_reading import attend
 from minds.engine.capability_service import CapabilityService
 from minds.engine.executing import (
     acting,
@@ -139,6 +141,27 @@ class Executor:
         )
 
     def tick(self, namespace: str, name: str) -> TickResult:
+        entered: list[tuple[str | None, PlanStatus]] = []
+        result = self._tick(namespace, name, entered)
+        if (
+            entered
+            and entered[0][0]
+            and result.phase is not None
+            and moves_attention(entered[0][1], result.phase)
+        ):
+            # The plan's phase moved: what its Mind needs a person for may have, too.
+            attend(
+                self._deps.ledger,
+                self._deps.resources,
+                namespace,
+                entered[0][0],
+                self._deps.clock(),
+            )
+        return result
+
+    def _tick(
+        self, namespace: str, name: str, entered: list[tuple[str | None, PlanStatus]]
+    ) -> TickResult:
         deps = self._deps
         followed: set[str] = set()
         again: list[datetime] = []
@@ -148,6 +171,8 @@ class Executor:
                 body, plan, status = read_plan(deps, namespace, name)
             except (NotFound, ValidationError):
                 return TickResult(transitions, None, None)
+            if not entered:
+                entered.append((plan.mind, status.phase))
             if plan.origin is PlanOrigin.DREAM:
                 return TickResult(transitions, None, status.phase)  # dreams never act
             if body["metadata"].get("deletionTimestamp"):
@@ -201,7 +226,10 @@ class Executor:
     def review(self, namespace: str, mind: str) -> int:
         """The Mind's policy or commitments, or one of its grants, changed: its open plans are
         reviewed and what no longer holds is reconsidered; how many were."""
-        return reviewing.review(self._deps, namespace, mind)
+        answered = reviewing.review(self._deps, namespace, mind)
+        if answered:
+            attend(self._deps.ledger, self._deps.resources, namespace, mind, self._deps.clock())
+        return answered
 
     def review_assumptions(self, namespace: str, mind: str) -> int:
         """The mind's beliefs moved: its open plans whose assumptions they weaken are

@@ -3,14 +3,22 @@ its Approvals still waiting, nothing of another mind's and nothing already decid
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from minds.domain.attention import AttentionReason, needs_attention
 from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus
-from minds.domain.resources.kinds import APPROVAL, PLAN
+from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 from minds.engine.attention_reading import read_open
 from tests.fakes.ledger import FakeLedger
 from tests.fakes.resources import FakeResources
+from tests.unit.engine.harness import NAMESPACE, World
+from tests.unit.engine.test_reconsidering_over_fakes import (
+    asked,
+    decide,
+    mind_spec,
+    minded,
+    phase,
+)
 
 NS = "shop"
 NOW = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
@@ -54,3 +62,41 @@ def test_only_this_minds_open_things_are_read() -> None:
     condition = needs_attention(held, NOW)
     assert condition.reason == AttentionReason.ESCALATED
     assert "approval asked waits for a decision" in condition.message
+
+
+def needs(world: World) -> tuple[str, str] | None:
+    """The Mind's NeedsAttention condition as its status holds it: (status, reason)."""
+    status = world.resources.get(MIND, NAMESPACE, "keeper").get("status") or {}
+    found = [c for c in status.get("conditions") or [] if c["type"] == "NeedsAttention"]
+    return (found[0]["status"], found[0]["reason"]) if found else None
+
+
+def test_needs_attention_follows_the_plan_without_waiting_for_a_cycle() -> None:
+    # No cycle runs here at all: the condition is what the executor wrote as the plan moved.
+    world, plan = minded()
+    assert needs(world) is None
+    approval = asked(world, plan)
+    assert needs(world) == ("True", "PendingApproval")
+    decide(world, approval, "Approved")
+    world.run(world.executor("a"), plan, until=lambda: phase(world, plan) == "completed")
+    assert needs(world) == ("False", "NothingPending")
+
+
+def test_a_tick_that_moves_no_phase_writes_nothing_to_the_mind() -> None:
+    world, plan = minded()
+    asked(world, plan)
+    before = world.resources.get(MIND, NAMESPACE, "keeper")["metadata"]["resourceVersion"]
+    for _ in range(5):
+        world.clock.now += timedelta(minutes=1)
+        world.executor("a").tick(NAMESPACE, plan)
+    after = world.resources.get(MIND, NAMESPACE, "keeper")["metadata"]["resourceVersion"]
+    assert after == before
+
+
+def test_a_review_that_ends_a_plan_tells_the_mind_at_once() -> None:
+    world, plan = minded()
+    asked(world, plan)
+    mind_spec(world)["capabilityPolicy"][0]["decision"] = "deny"
+    world.executor("a").review(NAMESPACE, "keeper")
+    # The plan failed and its Approval was withdrawn: the intention is blocked, said so now.
+    assert needs(world) == ("True", "Escalated")

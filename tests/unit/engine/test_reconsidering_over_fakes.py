@@ -56,10 +56,15 @@ def mind_spec(world: World) -> dict[str, Any]:
     return world.resources._objects[(MIND.plural, NAMESPACE, "keeper")]["spec"]
 
 
-def minded(policy: str = "approve", driver: FakeDriver | None = None) -> tuple[World, str]:
-    """A keeper that intends to bring atlas-worker back, with the plan its planner made."""
+def minded(
+    policy: str = "approve", driver: FakeDriver | None = None, budget: dict[str, Any] | None = None
+) -> tuple[World, str]:
+    """A keeper that intends to bring atlas-worker back, with the plan its planner made (under
+    the Mind's ``budget``, when given)."""
     world = World(driver=driver or FakeDriver())
     spec = mind_spec(world)
+    if budget is not None:
+        spec["budget"] = budget
     spec["capabilityPolicy"] = [
         {"capability": "service.restart", "decision": policy},
         {"capability": "service.status", "decision": "allow"},

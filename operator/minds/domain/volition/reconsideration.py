@@ -13,7 +13,7 @@
 | `failed_expectation`  | `replan`                                                              |
 | `weakened_belief`     | `replan` when the assumed belief fell below the assumption's own      |
 |                       | minimum confidence (the planner's 0.5 when none is given); else `keep`|
-| `budget`              | `suspend`                                                             |
+| `budget`              | `suspend`; `resume` a waiting intention when the budget allows again  |
 | `goal_completion`     | `fulfil`; `block` when the plan only told a person (an escalation)     |
 | `world_change`        | `fulfil` when the world now satisfies the want; else `keep`           |
 | `operator_correction` | what the operator said (resume by default)                            |
@@ -157,7 +157,8 @@ STATUS_AFTER: Final = {
 class ReconsiderationContext(Model):
     """What a trigger needs to be judged. Only the fields its trigger reads matter:
 
-    - `means_available` (capability_change): whether the means can be used now;
+    - `means_available` (capability_change, budget): whether the means, or the budget, can
+      be used now;
     - `forbidden`, `approval_required` (commitment_change): what commitments now say about
       the means;
     - `belief_confidence`, `belief_min_confidence` (weakened_belief): the assumed belief's
@@ -236,6 +237,8 @@ def _judge(
                 f"the supporting belief fell to {c.belief_confidence:.2f}, below "
                 f"{_assumed_minimum(c):g}"
             )
+        case Trigger.BUDGET if c.means_available and waiting:
+            return Verdict.RESUME, "the budget allows the plan again"
         case Trigger.BUDGET:
             return Verdict.SUSPEND, "the plan's budget is exhausted"
         case Trigger.GOAL_COMPLETION if c.escalated:

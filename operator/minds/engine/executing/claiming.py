@@ -147,7 +147,8 @@ def block_over_budget(
     after_step(
         deps, written, plan, blocked, [], _settled_rows(deps, written, plan, before, settled)
     )
-    answer(deps, written, plan, plan_intention(deps, written, plan), Trigger.BUDGET, cause=reason)
+    intention = plan_intention(deps, written, plan)
+    answer(deps, written, plan, intention, Trigger.BUDGET, cause=reason, once_per=(reason,))
     return True
 
 

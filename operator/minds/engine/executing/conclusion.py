@@ -24,6 +24,7 @@ from minds.engine.executing.reconsidering import (
     close_subordinates,
     reconsidered,
     replan,
+    resumed_anew,
 )
 
 
@@ -124,9 +125,11 @@ def _replanning(
     decision is recorded; deciding again could now count the begun replan against the limit)."""
     if intention.status.final:
         return
-    _, _, trigger = _failure(status)
+    # A replan begun because the intention's means came back may use the same strategy.
+    reuse = resumed_anew(deps, body)
+    trigger = Trigger.CAPABILITY_CHANGE if reuse else _failure(status)[2]
     reason = status.reason or "a step failed"
-    replan(deps, body, plan, intention, reason, trigger)
+    replan(deps, body, plan, intention, reason, trigger, reuse=reuse)
     reconsidered(deps, body, plan, trigger, Verdict.REPLAN, reason)
 
 

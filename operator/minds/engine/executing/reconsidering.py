@@ -36,13 +36,17 @@ from minds.domain.volition.reconsideration import (
     Verdict,
     reconsider,
 )
+from minds.domain.volition.resumption import Waiting
 from minds.engine.conditional import write_status
 from minds.engine.decisions import record_decisions
 from minds.engine.executing.context import Deps
 from minds.engine.executing.journal import Notice, record
-from minds.engine.ports import Conflict, NotFound
+from minds.engine.ports import Conflict, Journal, NotFound
 
 RECONSIDERED = "plan_reconsidered"
+#: The ledger row of a plan whose intention resumed by rule (``reviewing``), keyed by why it
+#: waited (and, for a budget, the count it blocked on).
+RESUMED = "plan_resumed"
 
 #: Every trigger a plan's end or hold raises (the table above; docs/execution.md shows the
 #: same). A review of open plans raises `capability_change` and `commitment_change`.
@@ -61,10 +65,26 @@ CONFLICT_RETRIES = 5
 Answer = Callable[[Deps, dict[str, Any], Plan, IntentionRecord, Reconsideration], None]
 
 
-def answered(deps: Deps, body: dict[str, Any], trigger: Trigger) -> bool:
+def answered(
+    deps: Deps, body: dict[str, Any], trigger: Trigger, once_per: tuple[str, ...] = ()
+) -> bool:
     """Whether this plan's ``trigger`` was answered already (its ``plan_reconsidered`` row)."""
-    uid = body["metadata"]["uid"]
-    return deps.ledger.event(idempotency_key("plan", uid, RECONSIDERED, trigger.value)) is not None
+    return answered_in(deps.ledger, body["metadata"]["uid"], trigger, once_per)
+
+
+def answered_in(
+    ledger: Journal, uid: str, trigger: Trigger, once_per: tuple[str, ...] = ()
+) -> bool:
+    """``answered``, for the plan of ``uid``, read from ``ledger``."""
+    key = idempotency_key("plan", uid, RECONSIDERED, trigger.value, *once_per)
+    return ledger.event(key) is not None
+
+
+def resumed_anew(deps: Deps, body: dict[str, Any]) -> bool:
+    """Whether the plan's intention resumed because its means came back: its replan is a new
+    revision that may use the same strategy (the strategy did not fail)."""
+    key = idempotency_key("plan", body["metadata"]["uid"], RESUMED, Waiting.MEANS.value)
+    return deps.ledger.event(key) is not None
 
 
 def answer(
@@ -81,13 +101,15 @@ def answer(
     approval_required: bool = False,
     belief_confidence: float | None = None,
     belief_min_confidence: float | None = None,
+    once_per: tuple[str, ...] = (),
 ) -> Reconsideration | None:
     """Reconsider the plan's intention on ``trigger``, record the choice, apply it, then say
     so in the plan's ``plan_reconsidered`` row (its reason: ``cause``, what happened, when
     given); None when that row says it was done before (a verdict is applied once: a person
     who resumes a blocked intention is not overruled by the next look at the plan that blocked
-    it)."""
-    if answered(deps, body, trigger):
+    it). ``once_per``: what else tells one answer from another of the same trigger (a budget
+    blocks once per count used: a plan that resumed and blocks again is answered again)."""
+    if answered(deps, body, trigger, once_per):
         return None
     meta = body["metadata"]
     verdict = reconsider(
@@ -102,7 +124,7 @@ def answer(
             belief_confidence=belief_confidence,
             belief_min_confidence=belief_min_confidence,
             replannable=plan.origin is not PlanOrigin.OPERATOR,
-            basis=f"{meta['uid']}:{trigger.value}",
+            basis=":".join((meta["uid"], trigger.value, *once_per)),
         ),
     )
     decisions = [
@@ -115,17 +137,23 @@ def answer(
     VERDICTS[verdict.verdict](
         deps, body, plan, intention, verdict.model_copy(update={"reason": told[:2000]})
     )
-    reconsidered(deps, body, plan, trigger, verdict.verdict, cause or verdict.reason)
+    reconsidered(deps, body, plan, trigger, verdict.verdict, cause or verdict.reason, once_per)
     return verdict
 
 
 def reconsidered(
-    deps: Deps, body: dict[str, Any], plan: Plan, trigger: Trigger, verdict: Verdict, reason: str
+    deps: Deps,
+    body: dict[str, Any],
+    plan: Plan,
+    trigger: Trigger,
+    verdict: Verdict,
+    reason: str,
+    once_per: tuple[str, ...] = (),
 ) -> None:
     """The plan's row saying how its intention was reconsidered (written once the verdict is
     applied: a crash before it means the verdict is applied again, which changes nothing)."""
     payload = {"trigger": trigger.value, "verdict": verdict.value, "reason": reason}
-    record(deps, body, plan, RECONSIDERED, (trigger.value,), payload)
+    record(deps, body, plan, RECONSIDERED, (trigger.value, *once_per), payload)
 
 
 def close_subordinates(deps: Deps, intention: IntentionRecord, reason: str) -> None:

@@ -13,6 +13,13 @@ A plan with a step under way (executing, under a lease) is left to finish that s
 capability layer checks authority again before any action. An open plan whose intention was
 abandoned elsewhere (by a person) ends `abandoned`, its Approvals withdrawn.
 
+The same review resumes what waits for the change (``minds.domain.volition.resumption``): an
+intention suspended by its plan's budget resumes when the Mind's budget now lets the blocked
+step run, and the blocked plan continues where it stopped; an intention blocked because a
+step's capability became unavailable resumes when every capability step not yet done is
+authorised again, with a new revision that may use the same strategy. Nothing else waiting
+resumes by rule.
+
 After each cycle has weighed its observations, ``review_assumptions`` holds each open plan's
 assumptions against the mind's beliefs: one they weaken raises `weakened_belief` (a replan
 when the belief fell below the planner's threshold; the old revision's Approvals withdrawn).
@@ -21,25 +28,52 @@ when the belief fell below the planner's threshold; the old revision's Approvals
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
 from pydantic import ValidationError
 
 from minds.domain.beliefs import BeliefRecord
 from minds.domain.capabilities.authority import authorize
 from minds.domain.capabilities.policy import GrantView
-from minds.domain.execution.machine import FINAL_STEP, RUNNABLE, states
+from minds.domain.execution.machine import DONE, FINAL_STEP, RUNNABLE, states
 from minds.domain.intentions import IntentionRecord, IntentionStatus
-from minds.domain.planning.model import Plan, PlanOrigin, PlanStatus, StepKind, StepStatus
+from minds.domain.planning.budget import BUDGET_EXHAUSTED
+from minds.domain.planning.model import (
+    Plan,
+    PlanOrigin,
+    PlanStatus,
+    StepKind,
+    StepState,
+    StepStatus,
+)
 from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.mind import MindSpec
 from minds.domain.resources.plan import PlanResourceStatus
+from minds.domain.story import Reason
 from minds.domain.volition.assumptions import weakened
-from minds.domain.volition.reconsideration import Finding, Trigger, review_finding
+from minds.domain.volition.lapse import LAPSING
+from minds.domain.volition.reconsideration import (
+    Finding,
+    Reconsideration,
+    Trigger,
+    review_finding,
+)
+from minds.domain.volition.resumption import Waiting, budget_now, resumption, waiting_on
+from minds.engine.decisions import record_decisions
+from minds.engine.executing.claiming import over_budget
 from minds.engine.executing.context import Deps, read_mind
-from minds.engine.executing.journal import plan_intention
-from minds.engine.executing.reconsidering import answer, close
+from minds.engine.executing.journal import Notice, plan_intention, record
+from minds.engine.executing.outcome import apply_step
+from minds.engine.executing.reconsidering import (
+    RESUMED,
+    answer,
+    answered,
+    close,
+    replan,
+)
+from minds.engine.ports import NotFound
 
 #: The trigger a review of open plans against the mind's beliefs raises (docs/execution.md's
 #: table shows it with the executor's).
@@ -57,7 +91,7 @@ def review(deps: Deps, namespace: str, mind: str) -> int:
     view = deps.planning.mind_view(namespace, mind)
     grants = view.grants if view is not None else ()
     now = deps.clock()
-    return _review(
+    reviewed = _review(
         deps,
         namespace,
         mind,
@@ -65,6 +99,7 @@ def review(deps: Deps, namespace: str, mind: str) -> int:
             plan, status, intention, namespace, spec, grants, now, deps
         ),
     )
+    return reviewed + resume_waiting(deps, namespace, mind, spec, grants)
 
 
 def review_assumptions(deps: Deps, namespace: str, mind: str) -> int:
@@ -161,15 +196,16 @@ def finding(
     grants: Sequence[GrantView],
     now: datetime,
     deps: Deps,
+    done: frozenset[StepStatus] = FINAL_STEP,
 ) -> Finding | None:
-    """The first step not yet done whose authority changed, as a finding; None when every
+    """The first step not yet ``done`` whose authority changed, as a finding; None when every
     step stands, or a step is under way."""
     if under_way(status):
         return None
     current = states(status)
     for step in plan.steps:
         state = current.get(step.key)
-        if step.capability is None or (state is not None and state.status in FINAL_STEP):
+        if step.capability is None or (state is not None and state.status in done):
             continue
         authority = authorize(
             namespace=namespace,
@@ -187,3 +223,165 @@ def finding(
         if found is not None:
             return found
     return None
+
+
+# -- resuming what waits -----------------------------------------------------------------------
+
+
+def resume_waiting(
+    deps: Deps, namespace: str, mind: str, spec: MindSpec, grants: Sequence[GrantView]
+) -> int:
+    """Resume the mind's waiting intentions whose waiting reason came back (see
+    ``minds.domain.volition.resumption``); how many resumed."""
+    resumed = 0
+    for intention in deps.ledger.intentions(namespace=namespace, mind=mind):
+        if intention.plan is None or intention.status not in LAPSING:
+            continue
+        try:
+            body = deps.resources.get(PLAN, namespace, intention.plan)
+            plan = Plan.model_validate(body.get("spec") or {})
+            status = PlanResourceStatus.model_validate(body.get("status") or {})
+        except (NotFound, ValidationError):
+            continue
+        if plan.origin is PlanOrigin.DREAM or body["metadata"].get("deletionTimestamp"):
+            continue
+        waiting = waiting_on(intention, _answered(deps, body, status))
+        if waiting is None or waiting not in RESUMERS:
+            continue
+        resumed += RESUMERS[waiting](deps, Held(body, plan, status, intention), spec, grants)
+    return resumed
+
+
+@dataclass(frozen=True)
+class Held:
+    """A waiting intention and the plan it waits with, as read."""
+
+    body: dict[str, Any]
+    plan: Plan
+    status: PlanResourceStatus
+    intention: IntentionRecord
+
+
+def _budget_block(status: PlanResourceStatus) -> StepState | None:
+    """The step the plan's budget blocked, if it waits on nothing else."""
+    blocked = [s for s in status.steps if s.status is StepStatus.BLOCKED]
+    if status.phase is not PlanStatus.BLOCKED or len(blocked) != 1:
+        return None
+    return blocked[0] if (blocked[0].reason or "").startswith(BUDGET_EXHAUSTED) else None
+
+
+def _answered(deps: Deps, body: dict[str, Any], status: PlanResourceStatus) -> Trigger | None:
+    """The trigger whose answer left the plan's intention waiting, among those a rule can
+    resume from: the budget (the plan is still blocked on it) or the means."""
+    if _budget_block(status) is not None:
+        return Trigger.BUDGET
+    if status.phase is PlanStatus.FAILED and answered(deps, body, Trigger.CAPABILITY_CHANGE):
+        return Trigger.CAPABILITY_CHANGE
+    return None
+
+
+def _resumed(
+    deps: Deps,
+    body: dict[str, Any],
+    plan: Plan,
+    judged: Reconsideration,
+    waiting: Waiting,
+    once_per: tuple[str, ...] = (),
+) -> None:
+    """The resumption recorded: its decision (naming the plan, so ``why`` shows it), and the
+    plan's row and Event."""
+    name = body["metadata"]["name"]
+    record_decisions(
+        deps.ledger,
+        [d.model_copy(update={"subjects": {**d.subjects, "plan": name}}) for d in judged.decisions],
+    )
+    payload = {"waiting": waiting.value, "reason": judged.reason}
+    record(
+        deps,
+        body,
+        plan,
+        RESUMED,
+        (waiting.value, *once_per),
+        payload,
+        Notice("Normal", Reason.RESUMED, f"intention resumed: {judged.reason}"[:1000]),
+    )
+
+
+def _resume_on_budget(deps: Deps, held: Held, spec: MindSpec, grants: Sequence[GrantView]) -> int:
+    """The Mind's budget now lets the blocked step run: the plan continues under it, from the
+    step it stopped at (nothing it did is done again)."""
+    body, plan, status, intention = held.body, held.plan, held.status, held.intention
+    blocked = _budget_block(status)
+    step = plan.step(blocked.key) if blocked is not None else None
+    if blocked is None or step is None:
+        return 0
+    now = deps.clock()
+    raised = budget_now(plan, spec.budget)
+    trial = status.model_copy(update={"budget": raised})
+    still = over_budget(deps, body, plan, trial, step, now)
+    cause = f"the budget now allows {step.key} ({blocked.reason})"
+    judged = resumption(
+        intention,
+        Waiting.BUDGET,
+        available=still is None,
+        now=now,
+        basis=f"{body['metadata']['uid']}:resume:{blocked.reason}",
+        cause=cause,
+    )
+    if judged is None:
+        return 0
+    go = blocked.model_copy(update={"status": StepStatus.READY, "reason": judged.reason})
+
+    def lift(s: PlanResourceStatus) -> PlanResourceStatus:
+        return s.model_copy(update={"phase": PlanStatus.EXECUTING, "budget": raised})
+
+    same = blocked.reason
+
+    def unchanged(s: StepState) -> bool:
+        return s.status is StepStatus.BLOCKED and s.reason == same
+
+    # The decision first (recorded once, by its basis), then the plan, then the intention: the
+    # other order could leave an active intention with a plan that never runs.
+    _resumed(deps, body, plan, judged, Waiting.BUDGET, (blocked.reason or "",))
+    if not apply_step(deps, body, plan, blocked.key, unchanged, go, [], lift):
+        return 0
+    deps.ledger.transition_intention(intention.id, IntentionStatus.ACTIVE, judged.reason, now)
+    return 1
+
+
+def _resume_on_means(deps: Deps, held: Held, spec: MindSpec, grants: Sequence[GrantView]) -> int:
+    """Every capability step the plan had not done is authorised again: the intention resumes
+    with a new revision (the strategy did not fail, its means were away, so it may be used
+    again). A plan a person wrote is theirs to write again: its intention waits for them."""
+    body, plan, status, intention = held.body, held.plan, held.status, held.intention
+    if plan.origin is PlanOrigin.OPERATOR:
+        return 0
+    now = deps.clock()
+    namespace = body["metadata"]["namespace"]
+    found = finding(plan, status, intention, namespace, spec, grants, now, deps, done=DONE)
+    available = found is None or (found.approval_required and not found.forbidden)
+    judged = resumption(
+        intention,
+        Waiting.MEANS,
+        available=available,
+        now=now,
+        basis=f"{body['metadata']['uid']}:resume:{Trigger.CAPABILITY_CHANGE.value}",
+        cause="every capability step not yet done is authorised again",
+    )
+    if judged is None:
+        return 0
+    _resumed(deps, body, plan, judged, Waiting.MEANS)
+    active = deps.ledger.transition_intention(
+        intention.id, IntentionStatus.ACTIVE, judged.reason, now
+    )
+    if active is None:
+        return 0
+    replan(deps, body, plan, active, judged.reason, Trigger.CAPABILITY_CHANGE, reuse=True)
+    return 1
+
+
+#: What resumes each waiting reason a rule resumes from (the domain's ``BY_RULE``).
+RESUMERS: dict[Waiting, Callable[[Deps, Held, MindSpec, Sequence[GrantView]], int]] = {
+    Waiting.BUDGET: _resume_on_budget,
+    Waiting.MEANS: _resume_on_means,
+}
