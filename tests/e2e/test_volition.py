@@ -135,7 +135,7 @@ def test_an_unhealthy_workload_becomes_a_want_an_intention_and_a_plan(
     kubeconfig = kubeconfig_in(cluster.kubeconfig, namespace, "admin", tmp_path / "kubeconfig")
     outputs = run_documented(
         sh_commands(REPO / "docs" / "volition.md"),
-        {"<plan>": name, "<approval>": approval},
+        {"<plan>": name, "<approval>": approval, "<mind>": "keeper"},
         {"KUBECONFIG": str(kubeconfig), "MINDS_DATABASE_URL": e2e_database_url},
         REPO,
     )
