@@ -354,25 +354,12 @@ def test_a_cancelled_plan_suppresses_its_want_in_the_cancellers_name() -> None:
     assert sim.restarts == {}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a cancelled plan's 'obtain approval' intention stays active: cancelling abandons "
-    "the plan's intention and withdraws its Approvals (engine/executing/cancelling.py "
-    "_conclude) but does not close its subordinates, and subordinates never lapse",
-)
 def test_a_cancelled_plan_closes_what_it_asked_for() -> None:
     sim = asking_mind(decision=None, cancel_after=timedelta(minutes=1))
     sim.run(T0, days=1, every=timedelta(minutes=10))
     assert orphans(sim) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a lapsed intention's 'obtain approval' intention stays active: the cycle's lapse "
-    "(engine/cycle.py _lapse) abandons the intention and withdraws its Approval, and the review "
-    "that then closes its plan as 'abandoned elsewhere' (engine/executing/reviewing.py _review, "
-    "through reconsidering.close) does not close its subordinates; subordinates never lapse",
-)
 def test_a_lapsed_intention_closes_what_it_asked_for() -> None:
     sim = asking_mind(decision=None)
     sim.run(T0, days=2, every=timedelta(minutes=10))

@@ -11,7 +11,8 @@ finding is answered like any other trigger, through the domain's ``reconsider()`
 
 A plan with a step under way (executing, under a lease) is left to finish that step: the
 capability layer checks authority again before any action. An open plan whose intention was
-abandoned elsewhere (by a person) ends `abandoned`, its Approvals withdrawn.
+abandoned elsewhere (by a person, or lapsed) ends `abandoned`, its Approvals withdrawn and its
+"obtain approval" intentions closed.
 
 After each cycle has weighed its observations, ``review_assumptions`` holds each open plan's
 assumptions against the mind's beliefs: one they weaken raises `weakened_belief` (a replan
@@ -39,7 +40,7 @@ from minds.domain.volition.assumptions import weakened
 from minds.domain.volition.reconsideration import Finding, Trigger, review_finding
 from minds.engine.executing.context import Deps, read_mind
 from minds.engine.executing.journal import plan_intention
-from minds.engine.executing.reconsidering import answer, close
+from minds.engine.executing.reconsidering import answer, close, close_subordinates
 
 #: The trigger a review of open plans against the mind's beliefs raises (docs/execution.md's
 #: table shows it with the executor's).
@@ -94,6 +95,7 @@ def _review(deps: Deps, namespace: str, mind: str, judge: Judge) -> int:
             # Abandoned elsewhere (by a person, say): its open plan ends with it.
             why = f"cancelled: the intention was abandoned ({intention.reason or 'no reason'})"
             answered += close(deps, body, PlanStatus.ABANDONED, intention.reason or why, why)
+            close_subordinates(deps, intention, f"the plan that asked ended: {why}")
             continue
         if intention.status.final:
             continue
