@@ -189,6 +189,22 @@ def test_one_investigation_answers_every_want_to_look_at_its_subject() -> None:
     assert look.id in str(settled.decisions[0].reason)
 
 
+def test_a_want_to_look_that_an_investigation_answered_is_not_formed() -> None:
+    """The stalled goal's want arises after the contradiction's investigation ended, in the same
+    spell: that investigation answered it."""
+    spell = T0 - timedelta(minutes=20)
+    stalled = a_want(
+        origin=WantOrigin.GOAL_STALLED, means=None, since=spell, created_at=LATER, updated_at=LATER
+    )
+    look = looked(updated_at=T0)
+    formation = form(stalled, a_spec(), [look], DEFAULT_CAPACITY, LATER)
+    assert formation.reason is NotFormed.DUPLICATE
+    assert f"investigation {look.id}" in formation.explanation
+    # An investigation that ended before this spell began answered something else.
+    old = looked(updated_at=spell - timedelta(minutes=1))
+    assert form(stalled, a_spec(), [old], DEFAULT_CAPACITY, LATER).formed
+
+
 @pytest.mark.parametrize(
     ("want", "look"),
     [
