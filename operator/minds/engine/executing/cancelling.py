@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from minds.domain.corrections import cancelled_reason, stop_plan
+from minds.domain.corrections import cancelled_reason, stop_plan, tried_before_cancel
 from minds.domain.execution.machine import RUNNABLE
 from minds.domain.intentions import IntentionStatus
 from minds.domain.plan_retention import plan_event_key
@@ -60,6 +60,10 @@ def _conclude(deps: Deps, body: dict[str, Any], plan: Plan, cancellation: Cancel
     deps.approvals.abandon_plan(meta["namespace"], meta["uid"], f"the plan that asked was {why}")
     intention = plan_intention(deps, body, plan)
     if intention.plan in (None, meta["name"]):
+        status = PlanResourceStatus.model_validate(body.get("status") or {})
+        failed = tried_before_cancel(intention, plan, status)
+        if failed is not None:
+            deps.ledger.update_intention(intention.id, failed_strategies=failed, at=deps.clock())
         if not intention.status.final:
             deps.ledger.transition_intention(
                 intention.id, IntentionStatus.ABANDONED, why, deps.clock()
