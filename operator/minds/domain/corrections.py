@@ -9,7 +9,9 @@ the requester's own) and applied by the controller through these rules, which ar
 |                               | its open steps `cancelled`; a step that is executing under  |
 |                               | a live lease is never interrupted, the plan waits for it.   |
 |                               | `after_cancel`: the wants its intention served are          |
-|                               | suppressed, so the mind does not plan the same at once      |
+|                               | suppressed, so the mind does not plan the same at once;     |
+|                               | `tried_before_cancel`: a plan cancelled after it acted has  |
+|                               | its strategy remembered as failed for the subject           |
 | `spec.intentionCorrections`   | `correct_intention`: reconsideration on the                 |
 | (Mind)                        | `operator_correction` trigger with the person's verdict;    |
 |                               | abandon suppresses the wants the intention serves, resume   |
@@ -27,10 +29,11 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from minds.domain.base import Model
+from minds.domain.capabilities.registry import REGISTRY, CapabilityRegistry
 from minds.domain.execution.machine import FINAL_STEP
 from minds.domain.intentions import IntentionRecord
 from minds.domain.ledger import idempotency_key
-from minds.domain.planning.model import Cancellation, PlanStatus, StepStatus
+from minds.domain.planning.model import Cancellation, Plan, PlanStatus, StepKind, StepStatus
 from minds.domain.resources.mind import CorrectionAction, IntentionCorrection, MindSpec
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.domain.volition.decisions import VolitionDecision
@@ -53,6 +56,7 @@ __all__ = [
     "revocations",
     "served_wants",
     "stop_plan",
+    "tried_before_cancel",
 ]
 
 #: The reconsideration verdict each action a person may ask for stands for.
@@ -130,6 +134,31 @@ def after_cancel(
         if w.status is WantStatus.ACTIVE
     ]
     return tuple(w for w, _ in moved), tuple(d for _, d in moved)
+
+
+def tried_before_cancel(
+    intention: IntentionRecord,
+    plan: Plan,
+    status: PlanResourceStatus,
+    registry: CapabilityRegistry = REGISTRY,
+) -> tuple[str, ...] | None:
+    """The strategies the cancelled plan's intention leaves as failed, when a step of the plan
+    acted (a writing capability completed) before the cancellation stopped it; None when
+    nothing acted. The act was done, its check was stopped and its intention is abandoned: it
+    did not do what it was for. Remembered for the subject like any failure (see
+    `settlement`), so another want about the same workload does not have it done again in
+    the same spell: the mind tells a person instead."""
+    done = {s.key for s in status.steps if s.status is StepStatus.COMPLETED}
+    acted = any(
+        step.kind is StepKind.CAPABILITY
+        and step.key in done
+        and (spec := registry.get(step.capability or "")) is not None
+        and not spec.read_only
+        for step in plan.steps
+    )
+    if not acted or plan.strategy.value in intention.failed_strategies:
+        return None
+    return (*intention.failed_strategies, plan.strategy.value)
 
 
 def correction_key(namespace: str, mind: str, correction: IntentionCorrection) -> str:

@@ -57,7 +57,7 @@ from minds.domain.volition.reconsideration import (
     Trigger,
     reconsider,
 )
-from minds.domain.volition.settlement import remembered_failures, serving, settle
+from minds.domain.volition.settlement import answering, remembered_failures, serving, settle
 from minds.domain.volition.wants import (
     Observation,
     Valence,
@@ -393,7 +393,7 @@ class MindCycle:
         written = 0
         for data in self._ledger.wants(namespace, name):
             want = Want.model_validate(data)
-            intention = intentions.get(want.intention or "")
+            intention = answering(want, intentions)
             settled = settle(want, intention, now) if intention else None
             if settled is None:
                 continue

@@ -7,16 +7,29 @@ from datetime import timedelta
 
 import pytest
 
-from minds.domain.corrections import after_cancel, correct_intention, revocations, stop_plan
+from minds.domain.corrections import (
+    after_cancel,
+    correct_intention,
+    revocations,
+    stop_plan,
+    tried_before_cancel,
+)
 from minds.domain.intentions import IntentionStatus
-from minds.domain.planning.model import Cancellation, Lease, PlanStatus, StepState, StepStatus
+from minds.domain.planning.model import (
+    Cancellation,
+    Lease,
+    Plan,
+    PlanStatus,
+    StepState,
+    StepStatus,
+)
 from minds.domain.resources.mind import IntentionCorrection
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.domain.volition.commitments import CommitmentContext, CommitmentState, commitment_state
 from minds.domain.volition.decisions import DecisionKind
 from minds.domain.volition.reconsideration import Verdict
 from minds.domain.volition.wants import WantStatus
-from tests.unit.volition.builders import T0, a_spec, a_want, an_intention
+from tests.unit.volition.builders import NS, T0, a_spec, a_want, an_intention
 
 S = IntentionStatus
 BY_ALICE = Cancellation(by="alice", reason="handled by hand")
@@ -48,6 +61,56 @@ def test_a_plan_is_stopped_with_every_open_step_cancelled_in_the_persons_name() 
         StepStatus.CANCELLED,
     ]
     assert stop.status.reason == "cancelled by alice: handled by hand"
+
+
+def look_then_restart() -> Plan:
+    atlas = {"namespace": NS, "kind": "Deployment", "name": "atlas-worker"}
+    return Plan.model_validate(
+        {
+            "objective": "restart atlas-worker",
+            "origin": "template",
+            "strategy": "direct",
+            "steps": [
+                {
+                    "key": "R1",
+                    "title": "look",
+                    "kind": "capability",
+                    "capability": "service.status",
+                    "parameters": atlas,
+                },
+                {
+                    "key": "P1",
+                    "title": "restart",
+                    "kind": "capability",
+                    "capability": "service.restart",
+                    "parameters": atlas,
+                    "dependsOn": ["R1"],
+                },
+            ],
+        }
+    )
+
+
+def test_a_plan_cancelled_after_it_acted_leaves_its_strategy_failed() -> None:
+    done = StepStatus.COMPLETED
+    acted = running(
+        StepState(key="R1", status=done),
+        StepState(key="P1", status=done),
+        StepState(key="V1", status=StepStatus.CANCELLED),
+    )
+    intention = an_intention(failed_strategies=["other"])
+    assert tried_before_cancel(intention, look_then_restart(), acted) == ("other", "direct")
+    # Recorded once.
+    again = an_intention(failed_strategies=["direct"])
+    assert tried_before_cancel(again, look_then_restart(), acted) is None
+
+
+def test_a_plan_cancelled_before_it_acted_leaves_nothing_failed() -> None:
+    looked_only = running(
+        StepState(key="R1", status=StepStatus.COMPLETED),
+        StepState(key="P1", status=StepStatus.CANCELLED),
+    )
+    assert tried_before_cancel(an_intention(), look_then_restart(), looked_only) is None
 
 
 def test_a_step_under_a_live_lease_is_waited_for_and_an_expired_one_is_not() -> None:

@@ -123,6 +123,22 @@ def bounded(sim: Simulation) -> None:
     them=People(),
     every=10,
 )
+# A restart that acted was cancelled before its check: its strategy was not remembered as
+# failed, and a finding about the still-broken workload restarted it again in the same spell.
+@example(
+    spells=(Spell(T0 + timedelta(minutes=4000), timedelta(minutes=116)),),
+    heals=False,
+    due=None,
+    asked=False,
+    operator=None,
+    restart="allow",
+    them=People(
+        decision=None,
+        answer_after=timedelta(seconds=120),
+        cancel_after=timedelta(seconds=60),
+    ),
+    every=15,
+)
 def test_nothing_repeats_by_itself(  # type: ignore[no-untyped-def]
     spells, heals, due, asked, operator, restart, them, every
 ) -> None:

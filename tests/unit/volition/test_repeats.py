@@ -18,12 +18,14 @@ from minds.domain.volition.formation import DEFAULT_CAPACITY, NotFormed, form
 from minds.domain.volition.lapse import LAPSE_AFTER, acting, lapse
 from minds.domain.volition.settlement import (
     FAILURE_MEMORY,
+    answering,
     remembered_failures,
     serving,
     settle,
 )
 from minds.domain.volition.wants import (
     SUPPRESSION_PERIOD,
+    Want,
     WantOrigin,
     WantStatus,
     held,
@@ -162,6 +164,65 @@ def test_a_request_is_investigated_once() -> None:
     assert settled is not None
     for minutes in (10, 60, 600):
         assert derive(spec, [], [settled.want], now=T0 + timedelta(minutes=minutes)).wants == ()
+
+
+def looked(subject: str = ATLAS, **fields: object) -> IntentionRecord:
+    base: dict[str, object] = {
+        "status": IntentionStatus.FULFILLED,
+        "kind": IntentionKind.INVESTIGATION,
+        "means_capability": None,
+        "subject": subject,
+        "reason": "the goal is complete",
+        "updated_at": LATER,
+    }
+    return an_intention(**{**base, **fields})
+
+
+def test_one_investigation_answers_every_want_to_look_at_its_subject() -> None:
+    other = a_want(origin=WantOrigin.CONTRADICTION, means=None)
+    look = looked()
+    assert answering(other, {look.id: look}) == look
+    settled = settle(other, look, LATER)
+    assert settled is not None
+    assert settled.want.status is WantStatus.SATISFIED
+    assert settled.want.fulfilled_by == look.id
+    assert look.id in str(settled.decisions[0].reason)
+
+
+def test_a_want_to_look_that_an_investigation_answered_is_not_formed() -> None:
+    """The stalled goal's want arises after the contradiction's investigation ended, in the same
+    spell: that investigation answered it."""
+    spell = T0 - timedelta(minutes=20)
+    stalled = a_want(
+        origin=WantOrigin.GOAL_STALLED, means=None, since=spell, created_at=LATER, updated_at=LATER
+    )
+    look = looked(updated_at=T0)
+    formation = form(stalled, a_spec(), [look], DEFAULT_CAPACITY, LATER)
+    assert formation.reason is NotFormed.DUPLICATE
+    assert f"investigation {look.id}" in formation.explanation
+    # An investigation that ended before this spell began answered something else.
+    old = looked(updated_at=spell - timedelta(minutes=1))
+    assert form(stalled, a_spec(), [old], DEFAULT_CAPACITY, LATER).formed
+
+
+@pytest.mark.parametrize(
+    ("want", "look"),
+    [
+        (a_want(means=None), looked("ops/other")),
+        (a_want(), looked()),  # a want to act is not answered by looking
+        (a_want(origin=WantOrigin.REQUEST, means=None), looked()),  # a person's own question
+        (a_want(means=None), looked(status=IntentionStatus.ABANDONED)),
+        (a_want(means=None), looked(updated_at=T0 - timedelta(minutes=1))),  # before it arose
+        (serving(a_want(means=None), "int-mine"), looked()),
+        (a_want(means=None, status=WantStatus.SUPPRESSED), looked()),
+    ],
+    ids=["other subject", "act", "request", "abandoned", "earlier", "has its own", "suppressed"],
+)
+def test_what_an_investigation_does_not_answer(want: Want, look: IntentionRecord) -> None:
+    assert answering(want, {look.id: look}) is None
+    if want.intention is None:
+        with pytest.raises(ValueError, match="not served"):
+            settle(want, look, LATER)
 
 
 # -- formation: failures, coverage, capacity ----------------------------------------------------
@@ -354,39 +415,18 @@ def test_a_cancelled_plan_suppresses_its_want_in_the_cancellers_name() -> None:
     assert sim.restarts == {}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a cancelled plan's 'obtain approval' intention stays active: cancelling abandons "
-    "the plan's intention and withdraws its Approvals (engine/executing/cancelling.py "
-    "_conclude) but does not close its subordinates, and subordinates never lapse",
-)
 def test_a_cancelled_plan_closes_what_it_asked_for() -> None:
     sim = asking_mind(decision=None, cancel_after=timedelta(minutes=1))
     sim.run(T0, days=1, every=timedelta(minutes=10))
     assert orphans(sim) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a lapsed intention's 'obtain approval' intention stays active: the cycle's lapse "
-    "(engine/cycle.py _lapse) abandons the intention and withdraws its Approval, and the review "
-    "that then closes its plan as 'abandoned elsewhere' (engine/executing/reviewing.py _review, "
-    "through reconsidering.close) does not close its subordinates; subordinates never lapse",
-)
 def test_a_lapsed_intention_closes_what_it_asked_for() -> None:
     sim = asking_mind(decision=None)
     sim.run(T0, days=2, every=timedelta(minutes=10))
     assert orphans(sim) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="one workload is investigated twice in one incident: while the refuted restart's "
-    "escalation waits, the goal_stalled and contradiction wants about ops/atlas-worker are "
-    "refused as duplicates; when it lapses a day later each forms its own investigation, one "
-    "cycle apart (the first diagnose plan has completed by then, so no open plan covers the "
-    "second, and settling the first satisfies only its own want)",
-)
 def test_a_workload_is_investigated_once_per_incident() -> None:
     sim = Simulation(
         spec=the_mind(None, False),

@@ -6,6 +6,14 @@ that an open Plan (the operator's, a template's or the model's) already writes t
 means (an investigation) is covered by any open plan that touches its subject, reading or
 writing. A plan stops covering when it leaves the open phases or when the ledger says its
 intention has ended (a plan left behind by an abandoned intention holds nothing).
+
+One investigation per subject, whichever want asks: while one is live, formation refuses the
+others as duplicates; once it is fulfilled, it `answers` every other active want to look at
+the same subject whose situation began before it ended (`Want.since`, or when the want arose):
+formation does not form another, and settlement satisfies them. Without this, the wants that
+a stalled goal and a contradicted belief raise about one workload would each form their own
+investigation, one cycle after the other. A person's request is answered only by its own
+investigation: it asks its own question.
 """
 
 from __future__ import annotations
@@ -14,11 +22,12 @@ from collections.abc import Iterable, Sequence
 
 from minds.domain.base import Model
 from minds.domain.capabilities.registry import CapabilityRegistry
-from minds.domain.intentions import IntentionRecord
+from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus
 from minds.domain.planning.model import Plan, PlanOrigin
 from minds.domain.planning.scoring import step_target
+from minds.domain.volition.wants import Want, WantOrigin, WantStatus
 
-__all__ = ["OpenPlan", "covering", "open_plan"]
+__all__ = ["OpenPlan", "answered_by", "answers", "covering", "open_plan"]
 
 
 class OpenPlan(Model):
@@ -66,3 +75,24 @@ def covering(
         if subject in touched:
             return plan
     return None
+
+
+def answers(want: Want, intention: IntentionRecord) -> bool:
+    """Whether `intention`, a fulfilled investigation formed for another want, answered `want`,
+    an active want to look at the same subject with no intention of its own."""
+    began = min(want.since, want.created_at) if want.since else want.created_at
+    return (
+        want.intention is None
+        and want.means is None
+        and want.origin is not WantOrigin.REQUEST
+        and want.status is WantStatus.ACTIVE
+        and intention.kind is IntentionKind.INVESTIGATION
+        and intention.status is IntentionStatus.FULFILLED
+        and intention.subject == (want.target or want.subject)
+        and intention.updated_at >= began
+    )
+
+
+def answered_by(want: Want, intentions: Iterable[IntentionRecord]) -> IntentionRecord | None:
+    """The first investigation that answered `want` (see `answers`), or None."""
+    return next((i for i in intentions if answers(want, i)), None)

@@ -19,7 +19,8 @@ reason recorded:
 
 1. `duplicate`: a live intention about the same subject exists (one at a time per subject,
    whether it acts, waits for a person or is suspended), or the intention formed for this
-   want has ended but is not settled yet (settlement comes first in the next cycle);
+   want has ended but is not settled yet (settlement comes first in the next cycle), or a
+   want to look at a subject was answered by an investigation of it (see `coverage.answers`);
 2. `covered`: an open Plan, whoever wrote it, already acts on the subject (see `coverage`);
 3. `forbidden_by_commitment`: an absolute `refrain` commitment covers the means;
 4. `unavailable`: the means' capability is unregistered or locked, or its parameters invalid;
@@ -73,7 +74,7 @@ from minds.domain.planning.strategies import (
 )
 from minds.domain.resources.mind import MindSpec, PolicyDecision, Risk
 from minds.domain.volition.conflicts import Conflict, ConflictOutcome, Constraint
-from minds.domain.volition.coverage import OpenPlan, covering
+from minds.domain.volition.coverage import OpenPlan, answered_by, covering
 from minds.domain.volition.decisions import DecisionKind, Term, TermOp, VolitionDecision, total
 from minds.domain.volition.lapse import acting
 from minds.domain.volition.wants import Valence, Want, WantStatus, decayed_strength, suppress
@@ -243,6 +244,7 @@ def _refusal(
     score: float,
     covered: OpenPlan | None,
     serving: str | None,
+    answered: IntentionRecord | None = None,
 ) -> _Refusal | None:
     """The one reason not to form, the first that holds (see the module notes)."""
     if serving is not None:
@@ -252,6 +254,9 @@ def _refusal(
         if intention.status in LIVE_STATUSES and intention.subject == subject:
             why = f"intention {intention.id} is already about {subject}"
             return _Refusal(NotFormed.DUPLICATE, why, intention.id)
+    if answered is not None:
+        why = f"investigation {answered.id} of {subject} answered it already"
+        return _Refusal(NotFormed.DUPLICATE, why, answered.id)
     if covered is not None:
         why = f"open plan {covered.name} ({covered.origin.value}) already acts on {subject}"
         return _Refusal(NotFormed.COVERED, why, covered.name)
@@ -336,7 +341,15 @@ def form(
     acts = capability is not None and not capability.read_only
     covered = covering(subject, acts, open_plans, existing_intentions)
     refused = _refusal(
-        subject, authority, ours, existing_intentions, capacity, score, covered, want.intention
+        subject,
+        authority,
+        ours,
+        existing_intentions,
+        capacity,
+        score,
+        covered,
+        want.intention,
+        answered_by(want, existing_intentions),
     )
     inputs: dict[str, Any] = {
         "subject": subject,

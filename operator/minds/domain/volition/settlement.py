@@ -11,7 +11,11 @@ ends; the first cycle that sees the end settles it, once, by the intention's fin
 |             | still active); the strategies that failed   |                                  |
 |             | are remembered for `FAILURE_MEMORY`         |                                  |
 
-A live intention (active, blocked, suspended, outcome unverified) settles nothing yet. Without
+A live intention (active, blocked, suspended, outcome unverified) settles nothing yet.
+
+One look answers every wish to look: an investigation of a subject, once fulfilled, also
+settles (satisfies, and holds) each other active want to investigate that subject that it
+answered (see `coverage.answers`) and that has no intention of its own (`answering`). Without
 this a completed plan would leave its want active and its commitment due, and the next cycle
 would form the same act again. A fulfilled commitment is not due again: a `do` commitment acts
 once for its due time, a recurring one (`everySeconds`) once per period, and is due again at
@@ -29,13 +33,21 @@ from typing import Final, NamedTuple
 
 from minds.domain.intentions import IntentionRecord, IntentionStatus
 from minds.domain.volition.commitments import CommitmentState
+from minds.domain.volition.coverage import answered_by, answers
 from minds.domain.volition.decisions import DecisionKind, VolitionDecision
-from minds.domain.volition.wants import SUPPRESSION_PERIOD, Want, WantStatus, satisfy, suppress
+from minds.domain.volition.wants import (
+    SUPPRESSION_PERIOD,
+    Want,
+    WantStatus,
+    satisfy,
+    suppress,
+)
 
 __all__ = [
     "FAILURE_MEMORY",
     "CommitmentSettled",
     "Settled",
+    "answering",
     "remembered_failures",
     "serving",
     "settle",
@@ -133,9 +145,18 @@ RULES: Final[Mapping[IntentionStatus, Callable[[Want, IntentionRecord, datetime]
 }
 
 
+def answering(want: Want, intentions: Mapping[str, IntentionRecord]) -> IntentionRecord | None:
+    """The intention whose end `want` is to be settled by: the one formed for it, or else an
+    investigation of its subject that answered it; None when there is none."""
+    if want.intention is not None:
+        return intentions.get(want.intention)
+    return answered_by(want, [i for _, i in sorted(intentions.items())])
+
+
 def settle(want: Want, intention: IntentionRecord, now: datetime) -> Settled | None:
-    """What the end of `intention` does to `want`, which it served; None while it is live."""
-    if want.intention != intention.id:
+    """What the end of `intention` does to `want`, which it served or answered (see
+    `answering`); None while it is live."""
+    if want.intention != intention.id and not answers(want, intention):
         raise ValueError(f"want {want.id} is not served by intention {intention.id}")
     rule = RULES.get(intention.status)
     return None if rule is None else rule(want, intention, now)

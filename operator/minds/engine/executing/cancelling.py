@@ -3,7 +3,8 @@
 No step of a cancelled plan is claimed any more (a claim computed before the cancellation
 carries an older resourceVersion and loses); a step acting under a live lease is let finish.
 Then what the stop means is done first, once (its ``plan_cancelled`` row marks it): the plan's
-Approvals are withdrawn, its intention is abandoned in the person's name. The status write that
+Approvals are withdrawn, its intention is abandoned in the person's name, and the "obtain
+approval" intentions its steps formed close with it. The status write that
 makes the plan ``abandoned`` comes last, so a controller that stops half-way leaves an open plan
 whose next tick finishes the stop; an ``abandoned`` plan has nothing left to do.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from minds.domain.corrections import cancelled_reason, stop_plan
+from minds.domain.corrections import cancelled_reason, stop_plan, tried_before_cancel
 from minds.domain.execution.machine import RUNNABLE
 from minds.domain.intentions import IntentionStatus
 from minds.domain.plan_retention import plan_event_key
@@ -24,6 +25,7 @@ from minds.domain.story import Reason
 from minds.engine.conditional import write_status
 from minds.engine.executing.context import Deps
 from minds.engine.executing.journal import Notice, plan_intention, record
+from minds.engine.executing.reconsidering import close_subordinates
 
 CANCELLED = "plan_cancelled"
 
@@ -57,8 +59,16 @@ def _conclude(deps: Deps, body: dict[str, Any], plan: Plan, cancellation: Cancel
     why = cancelled_reason(cancellation)
     deps.approvals.abandon_plan(meta["namespace"], meta["uid"], f"the plan that asked was {why}")
     intention = plan_intention(deps, body, plan)
-    if intention.plan in (None, meta["name"]) and not intention.status.final:
-        deps.ledger.transition_intention(intention.id, IntentionStatus.ABANDONED, why, deps.clock())
+    if intention.plan in (None, meta["name"]):
+        status = PlanResourceStatus.model_validate(body.get("status") or {})
+        failed = tried_before_cancel(intention, plan, status)
+        if failed is not None:
+            deps.ledger.update_intention(intention.id, failed_strategies=failed, at=deps.clock())
+        if not intention.status.final:
+            deps.ledger.transition_intention(
+                intention.id, IntentionStatus.ABANDONED, why, deps.clock()
+            )
+        close_subordinates(deps, intention, f"the plan that asked was {why}")
     record(
         deps,
         body,

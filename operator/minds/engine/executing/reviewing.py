@@ -11,7 +11,8 @@ finding is answered like any other trigger, through the domain's ``reconsider()`
 
 A plan with a step under way (executing, under a lease) is left to finish that step: the
 capability layer checks authority again before any action. An open plan whose intention was
-abandoned elsewhere (by a person) ends `abandoned`, its Approvals withdrawn.
+abandoned elsewhere (by a person, or lapsed) ends `abandoned`, its Approvals withdrawn and its
+"obtain approval" intentions closed.
 
 The same review resumes what waits for the change (``minds.domain.volition.resumption``): an
 intention suspended by its plan's budget resumes when the Mind's budget now lets the blocked
@@ -71,6 +72,7 @@ from minds.engine.executing.reconsidering import (
     answer,
     answered,
     close,
+    close_subordinates,
     replan,
 )
 from minds.engine.ports import NotFound
@@ -129,6 +131,7 @@ def _review(deps: Deps, namespace: str, mind: str, judge: Judge) -> int:
             # Abandoned elsewhere (by a person, say): its open plan ends with it.
             why = f"cancelled: the intention was abandoned ({intention.reason or 'no reason'})"
             answered += close(deps, body, PlanStatus.ABANDONED, intention.reason or why, why)
+            close_subordinates(deps, intention, f"the plan that asked ended: {why}")
             continue
         if intention.status.final:
             continue
