@@ -287,7 +287,7 @@ def authorize(
             continue
         if not commitment_applies(commitment, spec, target, now):
             continue
-        where = f"commitments[{index}] ({commitment.name})"
+        where = commitment.label(index)
         if not commitment.unless_approval:
             return _deny(
                 trail, Stage.COMMITMENTS, f"{where} refrains from {capability} on {target}", target
