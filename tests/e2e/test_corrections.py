@@ -368,6 +368,34 @@ def test_revoke_a_revocable_commitment_but_never_an_irrevocable_one(
     assert IRREVOCABLE["name"] in [c["name"] for c in kept["spec"]["commitments"]]
 
 
+def test_a_revoked_refrain_lets_the_action_run(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger, tmp_path: Path
+) -> None:
+    """A revocation is not only a ledger state: the capability layer stops applying the
+    refrain, so the restart it forbade runs."""
+    hold = {"name": "hold-atlas", "mode": "refrain", "capability": "service.restart",
+            "target": f"{namespace}/atlas-worker"}  # fmt: skip
+    deployment(cluster, namespace)
+    allow = [{"capability": "service.restart", "decision": "allow"}]
+    mind(cluster, namespace, MIND, cycleIntervalSeconds=5, capabilityPolicy=allow,
+         commitments=[hold])  # fmt: skip
+    apply(cluster, operator_plan(namespace, "held", [restart_step("P1", namespace)]))
+    wait_phase(cluster, namespace, "held", "failed", timeout=90)
+    [held] = plan_body(cluster, namespace, "held")["status"]["steps"]
+    assert "commitments[0] (hold-atlas) refrains" in held["reason"]
+
+    admin = user_kubeconfig(cluster, namespace, "admin", tmp_path / "admin")
+    revoked = run_as(admin, f"kubectl minds revoke {MIND} hold-atlas --reason 'freeze is over'")
+    assert revoked.returncode == 0, revoked.stderr
+    eventually(
+        lambda: e2e_ledger.commitment_states(namespace, MIND).get("hold-atlas") == "revoked",
+        what="hold-atlas revoked",
+    )
+    apply(cluster, operator_plan(namespace, "freed", [restart_step("P1", namespace)]))
+    wait_phase(cluster, namespace, "freed", "completed", timeout=90)
+    assert restarted_at(cluster, namespace) is not None
+
+
 def test_deleting_a_mind_does_not_end_its_irrevocable_promise(
     cluster: Cluster, namespace: str, e2e_ledger: Ledger
 ) -> None:
