@@ -384,19 +384,26 @@ def cycles_pass(cluster: Cluster, namespace: str, count: int, name: str = "keepe
     eventually(probe, timeout=30 + 15 * count, interval=0.5, what=f"{count} more cycles")
 
 
-def why(cluster: Cluster, namespace: str, plan: str, database_url: str) -> str:
-    """What ``minds why plan/PLAN`` tells a person."""
-    done = subprocess.run(
-        [sys.executable, "-m", "minds.cli.main", "why", f"plan/{plan}", "-n", namespace],
-        env={
-            **os.environ,
-            "KUBECONFIG": str(cluster.kubeconfig),
-            "MINDS_DATABASE_URL": database_url,
-        },
+def minds_cli(
+    cluster: Cluster, database_url: str | None, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``minds ARGS`` as a person runs it, against the cluster (and the ledger, when given)."""
+    env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "COLUMNS": "200"}
+    if database_url is not None:
+        env["MINDS_DATABASE_URL"] = database_url
+    return subprocess.run(
+        [sys.executable, "-m", "minds.cli.main", *args],
+        env=env,
+        cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
         check=False,
     )
+
+
+def why(cluster: Cluster, namespace: str, plan: str, database_url: str, *step: str) -> str:
+    """What ``minds why plan/PLAN [STEP]`` tells a person."""
+    done = minds_cli(cluster, database_url, "why", f"plan/{plan}", *step, "-n", namespace)
     assert done.returncode == 0, done.stderr
     return done.stdout

@@ -8,9 +8,6 @@ restart plan assumed: that plan is reconsidered and its Approval withdrawn."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -25,6 +22,7 @@ from tests.e2e.executor_support import (
     running_check,
     wait_phase,
     wait_step,
+    why,
 )
 from tests.e2e.test_findings import asking_mind
 from tests.e2e.test_volition import keeper
@@ -92,20 +90,7 @@ def test_a_recovered_workload_weakens_the_plans_assumption_and_withdraws_its_app
     assert e2e_ledger.executions(namespace=namespace, capability="service.restart") == []
     assert len(weakened(e2e_ledger, namespace)) == 1  # answered once
 
-    why = subprocess.run(
-        [sys.executable, "-m", "minds.cli.main", "why", f"plan/{name}", "-n", namespace],
-        env={
-            **os.environ,
-            "KUBECONFIG": str(cluster.kubeconfig),
-            "MINDS_DATABASE_URL": e2e_database_url,
-        },
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert why.returncode == 0, why.stderr
-    assert "supporting belief" in why.stdout
+    assert "supporting belief" in why(cluster, namespace, name, e2e_database_url)
 
 
 def test_a_refuted_restart_lowers_the_belief_a_waiting_plan_assumed_and_it_is_reconsidered(

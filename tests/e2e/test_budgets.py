@@ -5,9 +5,6 @@ configuration, and an exhausted budget told in one format wherever a person or t
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -22,6 +19,7 @@ from tests.e2e.executor_support import (
     intention_of,
     intention_status,
     mind,
+    minds_cli,
     operator_plan,
     read_step,
     restart_step,
@@ -30,7 +28,7 @@ from tests.e2e.executor_support import (
     steps_of,
     wait_phase,
 )
-from tests.fixtures.cluster import REPO, Cluster, ControllerFactory
+from tests.fixtures.cluster import Cluster, ControllerFactory
 from tests.fixtures.waiting import eventually
 
 pytestmark = pytest.mark.usefixtures("session_controller", "controller_without_errors")
@@ -51,15 +49,7 @@ def monitor(key: str, namespace: str, *depends_on: str, stable: int) -> dict[str
 
 def show(cluster: Cluster, namespace: str, plan: str) -> dict[str, list[str]]:
     """The budget rows ``minds plan show`` prints: kind -> used, cap, estimate."""
-    shown = subprocess.run(
-        [sys.executable, "-m", "minds.cli.main", "plan", "show", plan, "-n", namespace],
-        env={**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "COLUMNS": "200"},
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    shown = minds_cli(cluster, None, "plan", "show", plan, "-n", namespace)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     at = next(

@@ -31,10 +31,12 @@ from tests.e2e.executor_support import (
     form_intention,
     intention_of,
     intention_status,
+    kube_events,
     mind,
     operator_plan,
     plan_body,
     read_step,
+    restart_step,
     run_as,
     user_kubeconfig,
     wait_phase,
@@ -364,6 +366,68 @@ def test_revoke_a_revocable_commitment_but_never_an_irrevocable_one(
     assert "cannot remove or change it" in applied.stderr
     kept = json.loads(cluster.kubectl("get", "mind", MIND, "-n", namespace, "-o", "json").stdout)
     assert IRREVOCABLE["name"] in [c["name"] for c in kept["spec"]["commitments"]]
+
+
+def test_a_revoked_refrain_lets_the_action_run(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger, tmp_path: Path
+) -> None:
+    """A revocation is not only a ledger state: the capability layer stops applying the
+    refrain, so the restart it forbade runs."""
+    hold = {"name": "hold-atlas", "mode": "refrain", "capability": "service.restart",
+            "target": f"{namespace}/atlas-worker"}  # fmt: skip
+    deployment(cluster, namespace)
+    allow = [{"capability": "service.restart", "decision": "allow"}]
+    mind(cluster, namespace, MIND, cycleIntervalSeconds=5, capabilityPolicy=allow,
+         commitments=[hold])  # fmt: skip
+    apply(cluster, operator_plan(namespace, "held", [restart_step("P1", namespace)]))
+    wait_phase(cluster, namespace, "held", "failed", timeout=90)
+    [held] = plan_body(cluster, namespace, "held")["status"]["steps"]
+    assert "commitments[0] (hold-atlas) refrains" in held["reason"]
+
+    admin = user_kubeconfig(cluster, namespace, "admin", tmp_path / "admin")
+    revoked = run_as(admin, f"kubectl minds revoke {MIND} hold-atlas --reason 'freeze is over'")
+    assert revoked.returncode == 0, revoked.stderr
+    eventually(
+        lambda: e2e_ledger.commitment_states(namespace, MIND).get("hold-atlas") == "revoked",
+        what="hold-atlas revoked",
+    )
+    apply(cluster, operator_plan(namespace, "freed", [restart_step("P1", namespace)]))
+    wait_phase(cluster, namespace, "freed", "completed", timeout=90)
+    assert restarted_at(cluster, namespace) is not None
+
+
+def test_deleting_a_mind_does_not_end_its_irrevocable_promise(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    """Delete and create again is not a way out of a promise: the new Mind of the same name
+    keeps the earlier object's irrevocable `refrain`, says so in a Warning Event, and the
+    capability layer refuses the restart, naming the promise and the object that made it."""
+    freeze = {**IRREVOCABLE, "name": "freeze-atlas", "target": f"{namespace}/atlas-worker"}
+    allow = [{"capability": "service.restart", "decision": "allow"}]
+    deployment(cluster, namespace)
+    mind(cluster, namespace, MIND, capabilityPolicy=allow, commitments=[freeze])
+    first = json.loads(cluster.kubectl("get", "mind", MIND, "-n", namespace, "-o", "json").stdout)
+    uid = first["metadata"]["uid"]
+    eventually(
+        lambda: e2e_ledger.events(namespace=namespace, mind=MIND, type="mind_registered"),
+        what="the first Mind registered",
+    )
+    cluster.kubectl("delete", "mind", MIND, "-n", namespace, "--timeout=60s")
+    mind(cluster, namespace, MIND, capabilityPolicy=allow)  # created again, without it
+
+    told = eventually(
+        lambda: "PromiseKept" in (seen := kube_events(cluster, namespace, MIND)) and seen,
+        what="the PromiseKept Event",
+    )
+    assert f"made by the Mind {MIND} of uid {uid}" in told
+    [kept] = e2e_ledger.events(namespace=namespace, mind=MIND, type="promise_kept")
+    assert kept.payload["commitment"]["name"] == "freeze-atlas"  # type: ignore[index]
+
+    apply(cluster, operator_plan(namespace, "restart-atlas", [restart_step("P1", namespace)]))
+    wait_phase(cluster, namespace, "restart-atlas", "failed", timeout=90)
+    [refused] = plan_body(cluster, namespace, "restart-atlas")["status"]["steps"]
+    assert "promise freeze-atlas (irrevocable, made by the Mind keeper of uid " in refused["reason"]
+    assert restarted_at(cluster, namespace) is None
 
 
 # -- docs/execution.md, "Correcting a mind", as written ------------------------------------------

@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 
 from minds.adapters.ledger import Ledger
-from tests.e2e.executor_support import deployment, mind, set_health, wait_phase
+from tests.e2e.executor_support import deployment, mind, minds_cli, set_health, wait_phase
 from tests.e2e.test_repeats_cycle import ALLOW_RESTART, cycles_pass, plans_of
-from tests.e2e.test_volition import minds_cli
 from tests.fixtures.cluster import Cluster
 from tests.fixtures.waiting import eventually
 

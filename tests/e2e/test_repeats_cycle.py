@@ -142,16 +142,14 @@ def test_an_operator_plan_on_the_workload_covers_the_minds_want(
     assert restarts(e2e_ledger, namespace) == 0
 
 
-@pytest.mark.usefixtures("world_controller")
-def test_a_due_commitment_acts_once(
-    world: Cluster, world_namespace: str, e2e_ledger: Ledger
-) -> None:
-    """A `do service.restart` commitment that is due: the mind restarts the workload, the
-    restart is verified, the commitment is fulfilled, and the cycles after do nothing more."""
-    cluster, namespace = world, world_namespace
+def committed_to_restart(
+    cluster: Cluster, namespace: str, *, since: timedelta, **commitment: Any
+) -> datetime:
+    """atlas-worker rolled out in the world, and a keeper that cycles every 5 s with a
+    `do service.restart` commitment on it (``fresh-start``) due ``since`` ago; its due time."""
     cluster.kubectl("apply", "-f", "-", input_=world_deployment(namespace, replicas=1))
     rollout_status(cluster, namespace)
-    due = (datetime.now(UTC) - timedelta(minutes=1)).replace(microsecond=0)
+    due = (datetime.now(UTC) - since).replace(microsecond=0)
     mind(
         cluster,
         namespace,
@@ -165,9 +163,21 @@ def test_a_due_commitment_acts_once(
                 "capability": "service.restart",
                 "target": f"{namespace}/atlas-worker",
                 "due": due.isoformat().replace("+00:00", "Z"),
+                **commitment,
             }
         ],
     )
+    return due
+
+
+@pytest.mark.usefixtures("world_controller")
+def test_a_due_commitment_acts_once(
+    world: Cluster, world_namespace: str, e2e_ledger: Ledger
+) -> None:
+    """A `do service.restart` commitment that is due: the mind restarts the workload, the
+    restart is verified, the commitment is fulfilled, and the cycles after do nothing more."""
+    cluster, namespace = world, world_namespace
+    committed_to_restart(cluster, namespace, since=timedelta(minutes=1))
     [plan] = eventually(lambda: plans_of(cluster, namespace), timeout=90, what="a plan")
     wait_phase(cluster, namespace, plan["metadata"]["name"], "completed", timeout=180)
     eventually(
@@ -203,25 +213,8 @@ def test_a_recurring_commitment_acts_once_in_each_period(
     covered by the first (formed after it), and the first fulfilment does not keep the second
     period's want satisfied."""
     cluster, namespace = world, world_namespace
-    cluster.kubectl("apply", "-f", "-", input_=world_deployment(namespace, replicas=1))
-    rollout_status(cluster, namespace)
-    due = (datetime.now(UTC) - timedelta(seconds=2)).replace(microsecond=0)
-    mind(
-        cluster,
-        namespace,
-        cycleIntervalSeconds=5,
-        capabilityPolicy=ALLOW_RESTART,
-        budget={"invocations": 100},
-        commitments=[
-            {
-                "name": "fresh-start",
-                "mode": "do",
-                "capability": "service.restart",
-                "target": f"{namespace}/atlas-worker",
-                "due": due.isoformat().replace("+00:00", "Z"),
-                "everySeconds": int(PERIOD.total_seconds()),
-            }
-        ],
+    due = committed_to_restart(
+        cluster, namespace, since=timedelta(seconds=2), everySeconds=int(PERIOD.total_seconds())
     )
 
     def period_of(at: datetime) -> int:

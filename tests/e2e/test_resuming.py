@@ -32,7 +32,7 @@ from tests.e2e.executor_support import (
 )
 from tests.e2e.test_budgets import monitor
 from tests.e2e.test_reconsider_executor import asking_mind, mind_plan, verdicts, why
-from tests.fixtures.cluster import Cluster
+from tests.fixtures.cluster import Cluster, ControllerFactory
 from tests.fixtures.docs import sh_commands
 from tests.fixtures.waiting import eventually
 
@@ -108,6 +108,52 @@ def test_a_budget_suspended_intention_resumes_when_the_mind_budget_is_raised(
         lambda: needs_attention(cluster, namespace).get("status") == "False",
         what="NeedsAttention cleared once the plan went on",
     )
+
+
+@pytest.mark.usefixtures("alone")
+def test_a_budget_resumption_a_crash_cut_short_is_finished_by_the_next_controller(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger, controller_factory: ControllerFactory
+) -> None:
+    """The controller stops (SIGKILL, its failpoint) after the resumed plan was written and
+    before its intention moved: the next controller's start moves the intention to active,
+    without a second decision, and the plan ends as if nothing had happened."""
+    mind(cluster, namespace, budget={"checks": 2}, cycleIntervalSeconds=3600)
+    deployment(cluster, namespace)
+    set_health(cluster, namespace, True)
+    crashing = controller_factory(
+        "resume-crash", extra_env={"MINDS_FAILPOINTS": "after-budget-resume"}
+    )
+    steps = [monitor("M1", namespace, stable=4)]
+    apply(cluster, operator_plan(namespace, "watchful", steps, budget={"checks": 50}))
+    wait_phase(cluster, namespace, "watchful", "blocked", timeout=120)
+    intention = intention_of(e2e_ledger, cluster, namespace, "watchful")
+    intention_status(e2e_ledger, intention.id, IntentionStatus.SUSPENDED)
+
+    patch = {"spec": {"budget": {"checks": 50}}}
+    cluster.kubectl(
+        "patch", "mind", "keeper", "-n", namespace, "--type=merge", "-p", json.dumps(patch)
+    )
+    eventually(lambda: not crashing.alive(), timeout=60, what="the controller stopped")
+    assert plan_body(cluster, namespace, "watchful")["status"]["phase"] == "executing"
+    found = e2e_ledger.intention(intention.id)
+    assert found is not None
+    assert found.status is IntentionStatus.SUSPENDED
+
+    controller_factory("after")
+    wait_phase(cluster, namespace, "watchful", "completed", timeout=120)
+    intention_status(e2e_ledger, intention.id, IntentionStatus.FULFILLED)
+    moved = e2e_ledger.events(namespace=namespace, type="intention_active")
+    assert [e.payload["reason"] for e in moved if e.payload.get("plan") == "watchful"] == [
+        "resumed: its plan runs again"
+    ]
+    rows = e2e_ledger.decisions(
+        namespace=namespace, kind="reconsideration", subject=("intention", intention.id)
+    )
+    assert [(r.data["inputs"]["trigger"], r.outcome) for r in rows] == [
+        ("budget", "suspend"),
+        ("budget", "resume"),
+        ("goal_completion", "fulfil"),
+    ]
 
 
 def test_a_capability_blocked_intention_resumes_with_a_new_revision_when_policy_allows_it(

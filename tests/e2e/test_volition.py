@@ -6,15 +6,21 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from minds.adapters.ledger import Ledger
-from tests.e2e.executor_support import deployment, mind, set_health, wait_phase, wait_step
+from tests.e2e.executor_support import (
+    deployment,
+    mind,
+    minds_cli,
+    set_health,
+    wait_phase,
+    wait_step,
+    why,
+)
 from tests.e2e.world_support import all_pods, break_pods, ready, rollout_status
 from tests.fixtures.cluster import REPO, Cluster
 from tests.fixtures.docs import kubeconfig_in, run_documented, sh_commands
@@ -102,30 +108,18 @@ def test_an_unhealthy_workload_becomes_a_want_an_intention_and_a_plan(
     kinds = {d.kind for d in e2e_ledger.decisions(namespace=namespace, mind="keeper")}
     assert {"derivation", "formation"} <= kinds
 
-    why = subprocess.run(
-        [sys.executable, "-m", "minds.cli.main", "why", f"plan/{name}", "P1", "-n", namespace],
-        env={
-            **os.environ,
-            "KUBECONFIG": str(cluster.kubeconfig),
-            "MINDS_DATABASE_URL": e2e_database_url,
-        },
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert why.returncode == 0, why.stderr
+    told = why(cluster, namespace, name, e2e_database_url, "P1")
     # From the action back to the observation of the goal that started it.
     if os.environ.get("MINDS_TEST_PRINT_WHY"):
-        print(why.stdout)
-    lines = why.stdout.splitlines()
+        print(told)
+    lines = told.splitlines()
     assert lines[0].startswith(f"Step {name}/P1")
     assert any(line.startswith("  <- Execution") and "approval" in line for line in lines)
     assert any(line.startswith("  <- Intention") for line in lines)
     assert any("formation" in line for line in lines)
     assert any(line.startswith("  <- Want") and "derived" in line for line in lines)
-    assert "goal atlas-running" in why.stdout
-    assert "state degraded" in why.stdout
+    assert "goal atlas-running" in told
+    assert "state degraded" in told
     status = json.loads(
         cluster.kubectl("get", "mind", "keeper", "-n", namespace, "-o", "json").stdout
     )["status"]
@@ -140,25 +134,10 @@ def test_an_unhealthy_workload_becomes_a_want_an_intention_and_a_plan(
         REPO,
     )
     assert "keeper" in outputs["kubectl get minds"]
-    assert outputs["kubectl minds why plan/<plan> P1"] == why.stdout
+    assert outputs["kubectl minds why plan/<plan> P1"] == told
     assert outputs["kubectl minds why approval/<approval>"].startswith("Approval ")
     assert "decision:formation" in outputs["kubectl minds timeline keeper"]
     assert "forked from keeper" in outputs["kubectl minds fork keeper keeper-two"]
-
-
-def minds_cli(cluster: Cluster, database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "minds.cli.main", *args],
-        env={
-            **os.environ,
-            "KUBECONFIG": str(cluster.kubeconfig),
-            "MINDS_DATABASE_URL": database_url,
-        },
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def test_an_inactive_mind_observes_nothing_and_does_nothing(

@@ -27,6 +27,7 @@ from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionSta
 from minds.domain.ledger import EventRecord, SubjectRef
 from minds.domain.resources.kinds import PLAN
 from minds.engine.ports import ResourcePort
+from minds.engine.promises import Promises
 from tests.fakes.ledger import FakeLedger
 from tests.fakes.resources import FakeResources
 from tests.fixtures.cluster import Cluster
@@ -540,6 +541,39 @@ def test_events_read_by_type_come_in_the_order_appended(ledger: Any) -> None:
     assert [e.idempotency_key for e in found] == [f"{uid}:a", f"{uid}:b", f"{uid}:c"]
     assert ledger.event(f"{uid}:b").type == "plan_step_completed"
     assert ledger.event(f"{uid}:nothing") is None
+
+
+def test_the_promises_of_earlier_mind_objects_are_read_alike(ledger: Any) -> None:
+    """``minds.engine.promises`` reads the specs Mind objects registered, by type, mind and
+    namespace: both ledgers give it the same rows, in the order appended."""
+    mind = f"m-{uuid.uuid4().hex[:8]}"
+    freeze = {"name": "freeze", "mode": "refrain", "capability": "service.restart",
+              "revocable": False}  # fmt: skip
+
+    def registered(uid: str, type_: str, minute: int, *commitments: Any) -> EventRecord:
+        return EventRecord(
+            mind=mind,
+            namespace="contract",
+            type=type_,
+            subject=SubjectRef(kind="Mind", name=mind, uid=uid),
+            payload={"spec": {"commitments": list(commitments)}},
+            occurred_at=NOW + timedelta(minutes=minute),
+            idempotency_key=f"{mind}:{uid}:{type_}:{minute}",
+        )
+
+    ledger.append_events(
+        [
+            registered("u1", "mind_registered", 0),
+            registered("u1", "mind_updated", 1, freeze),
+            registered("u2", "mind_registered", 2, {**freeze, "target": "db-*"}),
+            registered("u3", "mind_registered", 3),
+        ]
+    )
+    [promise] = Promises(ledger).made_before("contract", mind, "u3")
+    assert (promise.name, promise.target) == ("freeze", "*")  # u1 made it, a minute in
+    assert "uid u1" in promise.kept_from
+    # Each object keeps what the others made (u2 declared it again, with other terms).
+    assert [p.target for p in Promises(ledger).made_before("contract", mind, "u2")] == ["*"]
 
 
 def test_a_resolved_prediction_is_evidence_about_its_belief_once(ledger: Any) -> None:

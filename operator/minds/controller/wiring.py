@@ -120,17 +120,6 @@ def build(config: ControllerConfig) -> Wiring:
     log.info(
         "capability prices: %s; approvals expire after %s", prices or "none", config.approval_ttl
     )
-    minds = MindService(
-        resources=resources,
-        ledger=ledger,
-        events=events,
-        clock=utc_now,
-        capabilities=frozenset(registry.names()),
-        model_endpoints=config.model_endpoints.names(),
-    )
-    plans = PlanService(
-        resources=resources, ledger=ledger, events=events, clock=utc_now, registry=registry
-    )
     capabilities = CapabilityService(
         resources=resources,
         ledger=ledger,
@@ -139,6 +128,18 @@ def build(config: ControllerConfig) -> Wiring:
         registry=registry,
         telemetry=metrics.process,
         approval_ttl=config.approval_ttl,
+    )
+    minds = MindService(
+        resources=resources,
+        ledger=ledger,
+        events=events,
+        clock=utc_now,
+        capabilities=frozenset(registry.names()),
+        model_endpoints=config.model_endpoints.names(),
+        promises=capabilities.promises,
+    )
+    plans = PlanService(
+        resources=resources, ledger=ledger, events=events, clock=utc_now, registry=registry
     )
     approvals = ApprovalService(
         resources=resources, ledger=ledger, events=events, clock=utc_now, telemetry=metrics.process

@@ -54,6 +54,8 @@ class EventType(StrEnum):
     MIND_REGISTERED = "mind_registered"
     MIND_UPDATED = "mind_updated"
     MIND_DELETED = "mind_deleted"
+    #: An irrevocable commitment of an earlier Mind object of the name binds a new one.
+    PROMISE_KEPT = "promise_kept"
     PLAN_VALIDATED = "plan_validated"
     PLAN_DRAFTED = "plan_drafted"
 

@@ -30,6 +30,7 @@ class Reason(StrEnum):
     UPDATED = "Updated"
     DELETED = "Deleted"
     INVALID_SPEC = "InvalidSpec"
+    PROMISE_KEPT = "PromiseKept"
     PLANNED = "Planned"
     PLAN_COMPLETED = "PlanCompleted"
     PLAN_FAILED = "PlanFailed"

@@ -66,6 +66,7 @@ from minds.engine.conditional import write_status
 from minds.engine.grant_service import unvouched
 from minds.engine.plan_authors import asked_of
 from minds.engine.ports import AlreadyExists, Clock, LedgerPort, NotFound, ResourcePort
+from minds.engine.promises import MindHistory, Promises
 from minds.engine.telemetry import NO_TELEMETRY, Telemetry
 
 LABEL_MIND = "minds.dev/mind"
@@ -98,7 +99,7 @@ class DriverPort(Protocol):
 Told = Callable[[ExecutionRecord], Sequence[EventRecord]]
 
 
-class ExecutionLedger(LedgerPort, Protocol):
+class ExecutionLedger(LedgerPort, MindHistory, Protocol):
     def append_events(self, records: Sequence[EventRecord]) -> list[bool]: ...
 
     def transaction(self) -> AbstractContextManager[None]: ...
@@ -223,6 +224,9 @@ class CapabilityService:
         self._registry = registry
         self._telemetry = telemetry
         self._approval_ttl = approval_ttl
+        #: The promises earlier objects of each Mind's name made: they bind it here, where
+        #: every action is authorised, and the cycle and the executor read them from here.
+        self.promises = Promises(ledger)
 
     def _told(self, inv: Invocation, outcome: InvocationOutcome) -> InvocationOutcome:
         self._telemetry.invoked(inv.namespace, inv.origin.mind, inv.capability, outcome.kind.value)
@@ -241,7 +245,7 @@ class CapabilityService:
             return None, f"mind {namespace}/{name} has a spec this controller cannot read"
         if not spec.active:
             return None, f"mind {namespace}/{name} is inactive: inactive minds never act"
-        return spec, ""
+        return self.promises.kept(body, spec, self._clock()), ""
 
     def _grants(
         self, namespace: str, mind: str

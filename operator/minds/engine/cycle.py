@@ -193,6 +193,8 @@ class MindCycle:
             return self._summarise(
                 namespace, name, CycleReport(0, 0, 0, 0, "inactive: observed nothing, did nothing")
             )
+        # What earlier Mind objects of this name promised binds this one too.
+        spec = self._capabilities.promises.kept(body, spec, self._clock())
         uid = body["metadata"]["uid"]
         observations = self._observe(namespace, name, uid, spec)
         now = self._clock()

@@ -8,6 +8,7 @@ so a replayed call (a controller restart, a kopf retry, two controllers) writes 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -17,8 +18,11 @@ from minds.domain.mind_rules import READY, SpecProblem, check_spec, ready_condit
 from minds.domain.resources.common import Condition, set_condition
 from minds.domain.resources.kinds import MIND
 from minds.domain.resources.mind import MindSpec, MindStatus
+from minds.domain.story import Reason
+from minds.domain.volition.promises import KeptPromise
 from minds.engine.conditional import write_status
 from minds.engine.ports import Clock, EventPort, LedgerPort, ResourcePort
+from minds.engine.promises import Promises
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,7 @@ class MindService:
         clock: Clock,
         capabilities: frozenset[str],
         model_endpoints: frozenset[str] = frozenset(),
+        promises: Promises | None = None,
     ) -> None:
         self._resources = resources
         self._ledger = ledger
@@ -64,6 +69,7 @@ class MindService:
         self._clock = clock
         self._capabilities = capabilities
         self._model_endpoints = model_endpoints
+        self._promises = promises
 
     def reconcile(self, namespace: str, name: str) -> MindOutcome:
         body = self._resources.get(MIND, namespace, name)
@@ -123,6 +129,8 @@ class MindService:
             )
             return status.to_k8s(), condition
 
+        if self._promises is not None:
+            recorded += self._tell_promises(body, spec, now)
         previous = _ready_of(body)
         _, condition = write_status(self._resources, MIND, namespace, name, compute)
         if problems and (previous is None or previous.message != condition.message):
@@ -146,6 +154,29 @@ class MindService:
                 message="deletion recorded in the ledger; finalizer released",
             )
         return inserted
+
+    def _tell_promises(self, body: dict[str, Any], spec: MindSpec, now: datetime) -> list[str]:
+        """Say once, in the ledger and on the Mind, each promise of an earlier object of its name
+        that binds it: a person who deleted and re-created it learns it was not a way out."""
+        assert self._promises is not None
+        told: list[str] = []
+        for promise in self._promises.kept(body, spec, now).commitments:
+            if not isinstance(promise, KeptPromise):
+                continue  # the Mind's own
+            until = promise.expires_at.isoformat() if promise.expires_at else "it is kept for ever"
+            message = (
+                f"irrevocable commitment {promise.name} ({promise.mode.value} "
+                f"{promise.capability} on {promise.target}), made by {promise.kept_from}, "
+                f"binds this Mind; deleting a Mind does not end its promises (expires: {until})"
+            )
+            payload = {"commitment": promise.model_dump(mode="json", by_alias=True)}
+            uid = body["metadata"]["uid"]
+            if self._append(body, EventType.PROMISE_KEPT, payload, uid, promise.name, "kept"):
+                told.append(EventType.PROMISE_KEPT)
+                self._events.post(
+                    body, type_="Warning", reason=Reason.PROMISE_KEPT, message=message
+                )
+        return told
 
     def _append(
         self, body: dict[str, Any], type_: EventType, payload: dict[str, Any], *key: str

@@ -227,6 +227,25 @@ def test_the_first_refrain_that_denies_is_named_even_after_unless_approval_ones(
     assert "commitments[1] (never)" in decided.reason
 
 
+def test_a_revoked_refrain_no_longer_constrains_but_an_irrevocable_one_does() -> None:
+    revoked = [{"commitment": "no-restarts", "by": "admin", "reason": "trusted now"}]
+    allowing = [rule("service.restart", "allow")]
+    lifted = mind(commitments=[refrain()], commitmentRevocations=revoked, capabilityPolicy=allowing)
+    assert run(spec=lifted).decision is ALLOW
+    asking = mind(
+        commitments=[refrain(unlessApproval=True)],
+        commitmentRevocations=revoked,
+        capabilityPolicy=allowing,
+    )
+    assert run(spec=asking).decision is ALLOW  # it no longer asks either
+    binding = mind(
+        commitments=[refrain(revocable=False)],
+        commitmentRevocations=revoked,
+        capabilityPolicy=allowing,
+    )
+    assert run(spec=binding).decision is DENY
+
+
 ALLOWING_ALL = [rule("service.*", "allow")]
 
 

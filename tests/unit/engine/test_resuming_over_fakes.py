@@ -111,6 +111,38 @@ def test_a_raised_budget_resumes_the_suspended_intention_and_its_plan_goes_on() 
     assert review(world) == 0
 
 
+class Stopped(Exception):
+    """The controller stopped here."""
+
+
+def test_a_resumption_the_controller_stopped_in_is_finished_by_the_next_review(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = World()
+    suspended = watching(world, mind_checks=3)
+    stored_mind(world)["spec"]["budget"] = {"checks": 6}
+
+    def stop(intention_id: str, status: IntentionStatus, *_: object) -> None:
+        raise Stopped(f"stopped before {intention_id} became {status}")
+
+    # The plan was written, then the process stopped before the intention moved.
+    with monkeypatch.context() as m:
+        m.setattr(world.ledger, "transition_intention", stop)
+        with pytest.raises(Stopped):
+            review(world)
+    assert plan_status(world, "watch")["phase"] == "executing"
+    assert world.ledger.intention(suspended).status is IntentionStatus.SUSPENDED
+
+    assert review(world) == 1  # as at the next controller's start
+    found = world.ledger.intention(suspended)
+    assert found.status is IntentionStatus.ACTIVE
+    assert found.reason == "resumed: its plan runs again"
+    assert said(world, suspended) == [("budget", "suspend"), ("budget", "resume")]  # once
+    assert review(world) == 0
+    drive(world, "watch")
+    assert world.driver.calls == {"service.status": 6}  # it went on from where it stopped
+
+
 def test_a_budget_the_plan_set_itself_is_not_raised_by_the_mind() -> None:
     world = World()
     suspended = watching(world, mind_checks=200, plan_checks=3)

@@ -25,6 +25,7 @@ from minds.domain.volition.resumption import (
     Waiting,
     budget_now,
     replanned_on_resume,
+    resumed_unsaid,
     resumption,
     waiting_on,
 )
@@ -177,3 +178,26 @@ def test_an_active_intention_is_not_resumed_and_a_budget_still_suspends_it() -> 
     assert resume(Waiting.BUDGET, status=IntentionStatus.ACTIVE) is None
     judged = reconsider(active, Trigger.BUDGET, ReconsiderationContext(now=T0))
     assert judged.verdict is Verdict.SUSPEND
+
+
+@pytest.mark.parametrize(
+    ("intention", "plan", "unsaid"),
+    [
+        (SUSPENDED, PlanFacts(phase=PlanStatus.EXECUTING), True),  # the crash window
+        (SUSPENDED, PlanFacts(phase=PlanStatus.WAITING), True),  # it ran on since
+        (SUSPENDED, PlanFacts(phase=PlanStatus.AWAITING_APPROVAL), True),
+        (SUSPENDED, PlanFacts(phase=PlanStatus.BLOCKED), False),  # still waits on its budget
+        (SUSPENDED, PlanFacts(phase=PlanStatus.COMPLETED), False),  # ended: its answer follows
+        (SUSPENDED, PlanFacts(phase=PlanStatus.VALIDATED, dream=True), False),  # never runs
+        (BLOCKED, PlanFacts(phase=PlanStatus.EXECUTING), False),  # a person's to resume
+        (
+            SUSPENDED.model_copy(update={"parent_id": "int-p"}),
+            PlanFacts(phase=PlanStatus.EXECUTING),
+            False,
+        ),
+    ],
+)
+def test_a_resumption_that_reached_only_the_plan_is_finished_on_the_intention(
+    intention: object, plan: PlanFacts, unsaid: bool
+) -> None:
+    assert resumed_unsaid(intention, plan) is unsaid  # type: ignore[arg-type]

@@ -282,12 +282,17 @@ def authorize(
         return fence
 
     needs_approval: list[str] = []
+    # A person's revocation lifts a revocable refrain; an irrevocable one (a kept promise
+    # included) binds whatever the list says.
+    revoked = {r.commitment for r in mind.commitment_revocations}
     for index, commitment in enumerate(mind.commitments):
         if commitment.mode is not CommitmentMode.REFRAIN:
             continue
+        if commitment.revocable and commitment.name in revoked:
+            continue
         if not commitment_applies(commitment, spec, target, now):
             continue
-        where = f"commitments[{index}] ({commitment.name})"
+        where = commitment.label(index)
         if not commitment.unless_approval:
             return _deny(
                 trail, Stage.COMMITMENTS, f"{where} refrains from {capability} on {target}", target

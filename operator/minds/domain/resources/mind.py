@@ -140,6 +140,10 @@ class Commitment(Model):
     revocable: bool = True
     reason: str = Field(default="", max_length=1024)
 
+    def label(self, index: int) -> str:
+        """How a decision names it: by its place in the Mind's spec."""
+        return f"commitments[{index}] ({self.name})"
+
 
 class CorrectionAction(StrEnum):
     ABANDON = "abandon"

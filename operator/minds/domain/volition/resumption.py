@@ -28,6 +28,11 @@ active, holding a place of the mind's capacity, with nothing to do.
 A resumption is a reconsideration: the same ``reconsider()`` with the waiting trigger and the
 means (or budget) available again, recorded in ``volition_decisions`` with what resumed it.
 
+A resumption writes the plan before the intention (the other order could leave an active
+intention with a plan that never runs). A controller that stops between the two writes leaves
+an intention suspended while its plan runs: the next review finds it (``resumed_unsaid``, read
+at every controller start) and moves it to active, without a second decision.
+
 No resume loop. A resumption is made by a change, not by the clock: the engine looks when a
 Mind or a CapabilityGrant changes, and each resumption is keyed by what it resumed from. A
 budget resumes only above what was used, so a plan that blocks again blocks on a higher count
@@ -45,7 +50,7 @@ from typing import Final
 
 from pydantic import AwareDatetime
 
-from minds.domain.execution.machine import FINAL_PLAN
+from minds.domain.execution.machine import FINAL_PLAN, RUNNABLE
 from minds.domain.intentions import IntentionRecord, IntentionStatus
 from minds.domain.plan_admission import effective_budget
 from minds.domain.planning.model import Budget, Plan, PlanOrigin, PlanStatus
@@ -68,6 +73,7 @@ __all__ = [
     "Waiting",
     "budget_now",
     "replanned_on_resume",
+    "resumed_unsaid",
     "resumption",
     "waiting_on",
 ]
@@ -200,3 +206,17 @@ def replanned_on_resume(intention: IntentionRecord, plan: PlanFacts | None) -> b
     if plan is None:
         return True
     return plan.dream or (plan.phase in FINAL_PLAN and plan.ended_waiting)
+
+
+def resumed_unsaid(intention: IntentionRecord, plan: PlanFacts) -> bool:
+    """Whether a budget resumption reached the plan but not its intention: a top-level intention
+    still suspended while its plan (not a dream) runs. Only a resumption moves a plan blocked by
+    its budget back to running, and the executor blocks the plan before it suspends the
+    intention, so nothing else leaves this pair."""
+    return (
+        intention.status is IntentionStatus.SUSPENDED
+        and intention.parent_id is None
+        and not plan.dream
+        and plan.phase in RUNNABLE
+        and plan.phase is not PlanStatus.BLOCKED
+    )

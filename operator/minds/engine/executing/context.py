@@ -48,7 +48,8 @@ def read_plan(
 
 
 def read_mind(deps: Deps, namespace: str, name: str | None) -> MindSpec | None:
-    return mind_spec(deps.resources, namespace, name)
+    """The Mind's spec with the promises it keeps: what its plans may do is judged by both."""
+    return mind_spec(deps.resources, namespace, name, (deps.capabilities.promises, deps.clock()))
 
 
 def write_plan_status(

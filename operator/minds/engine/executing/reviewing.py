@@ -19,7 +19,8 @@ intention suspended by its plan's budget resumes when the Mind's budget now lets
 step run, and the blocked plan continues where it stopped; an intention blocked because a
 step's capability became unavailable resumes when every capability step not yet done is
 authorised again, with a new revision that may use the same strategy. Nothing else waiting
-resumes by rule.
+resumes by rule. A budget resumption that reached the plan but not its intention (a controller
+stopped between the two writes) is finished by the next review, which runs at every start.
 
 After each cycle has weighed its observations, ``review_assumptions`` holds each open plan's
 assumptions against the mind's beliefs: one they weaken raises `weakened_belief` (a replan
@@ -61,7 +62,15 @@ from minds.domain.volition.reconsideration import (
     Trigger,
     review_finding,
 )
-from minds.domain.volition.resumption import Waiting, budget_now, resumption, waiting_on
+from minds.domain.volition.resumption import (
+    PlanFacts,
+    Waiting,
+    budget_now,
+    resumed_unsaid,
+    resumption,
+    waiting_on,
+)
+from minds.engine import failpoints
 from minds.engine.decisions import record_decisions
 from minds.engine.executing.claiming import over_budget
 from minds.engine.executing.context import Deps, read_mind
@@ -248,6 +257,14 @@ def resume_waiting(
             continue
         if plan.origin is PlanOrigin.DREAM or body["metadata"].get("deletionTimestamp"):
             continue
+        if resumed_unsaid(intention, PlanFacts(phase=status.phase)):
+            # Its resumption was decided and applied to the plan; only the intention's move
+            # was lost (the controller stopped between the two writes).
+            deps.ledger.transition_intention(
+                intention.id, IntentionStatus.ACTIVE, "resumed: its plan runs again", deps.clock()
+            )
+            resumed += 1
+            continue
         waiting = waiting_on(intention, _answered(deps, body, status))
         if waiting is None or waiting not in RESUMERS:
             continue
@@ -348,6 +365,7 @@ def _resume_on_budget(deps: Deps, held: Held, spec: MindSpec, grants: Sequence[G
     _resumed(deps, body, plan, judged, Waiting.BUDGET, (blocked.reason or "",))
     if not apply_step(deps, body, plan, blocked.key, unchanged, go, [], lift):
         return 0
+    failpoints.hit("after-budget-resume")
     deps.ledger.transition_intention(intention.id, IntentionStatus.ACTIVE, judged.reason, now)
     return 1
 
