@@ -372,7 +372,7 @@ def test_a_revoked_refrain_lets_the_action_run(
     cluster: Cluster, namespace: str, e2e_ledger: Ledger, tmp_path: Path
 ) -> None:
     """A revocation is not only a ledger state: the capability layer stops applying the
-    refrain, so the restart it forbade runs."""
+    refrain, so the restart it forbade runs. It ends with its Mind object."""
     hold = {"name": "hold-atlas", "mode": "refrain", "capability": "service.restart",
             "target": f"{namespace}/atlas-worker"}  # fmt: skip
     deployment(cluster, namespace)
@@ -394,6 +394,18 @@ def test_a_revoked_refrain_lets_the_action_run(
     apply(cluster, operator_plan(namespace, "freed", [restart_step("P1", namespace)]))
     wait_phase(cluster, namespace, "freed", "completed", timeout=90)
     assert restarted_at(cluster, namespace) is not None
+
+    # The revocation was that Mind's: one created again with the same refrain is bound by it,
+    # and its state is judged afresh, not read back as revoked.
+    cluster.kubectl("delete", "mind", MIND, "-n", namespace, "--timeout=60s")
+    mind(cluster, namespace, MIND, cycleIntervalSeconds=5, capabilityPolicy=allow,
+         commitments=[hold])  # fmt: skip
+    eventually(
+        lambda: e2e_ledger.commitment_states(namespace, MIND).get("hold-atlas") == "active",
+        what="hold-atlas active again",
+    )
+    apply(cluster, operator_plan(namespace, "held-again", [restart_step("P1", namespace)]))
+    wait_phase(cluster, namespace, "held-again", "failed", timeout=90)
 
 
 def test_deleting_a_mind_does_not_end_its_irrevocable_promise(

@@ -529,6 +529,13 @@ class FakeLedger:
     def commitment_states(self, namespace: str, mind: str) -> dict[str, str]:
         return {n: s for (ns, m, n), s in self.commitments_.items() if (ns, m) == (namespace, mind)}
 
+    def commitment_updated_at(self, namespace: str, mind: str) -> dict[str, datetime]:
+        return {
+            n: at
+            for (ns, m, n), at in self.commitment_times_.items()
+            if (ns, m) == (namespace, mind)
+        }
+
     def commitment_fulfilments(self, namespace: str, mind: str) -> dict[str, datetime]:
         """When each fulfilled commitment was fulfilled."""
         return {

@@ -470,6 +470,7 @@ def test_a_commitment_state_moves_once_per_state(ledger: Any) -> None:
     told = [e.type for e in ledger.events(subject_uid=f"{mind}/nightly")]
     assert told == ["commitment_due", "commitment_fulfilled"]
     assert ledger.commitment_fulfilments("contract", mind) == {"nightly": later}
+    assert ledger.commitment_updated_at("contract", mind) == {"nightly": later, "weekly": later}
 
 
 def test_a_conflict_is_kept_as_last_saved(ledger: Any) -> None:

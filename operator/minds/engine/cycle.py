@@ -52,6 +52,7 @@ from minds.domain.volition.formation import (
     form,
 )
 from minds.domain.volition.lapse import lapse
+from minds.domain.volition.promises import kept, left_by_earlier
 from minds.domain.volition.reconsideration import (
     ReconsiderationContext,
     Trigger,
@@ -194,7 +195,8 @@ class MindCycle:
                 namespace, name, CycleReport(0, 0, 0, 0, "inactive: observed nothing, did nothing")
             )
         # What earlier Mind objects of this name promised binds this one too.
-        spec = self._capabilities.promises.kept(body, spec, self._clock())
+        earlier = self._capabilities.promises.of(body)
+        spec = kept(spec, earlier.promises, self._clock())
         uid = body["metadata"]["uid"]
         observations = self._observe(namespace, name, uid, spec)
         now = self._clock()
@@ -211,18 +213,25 @@ class MindCycle:
         decisions += self._lapse(namespace, name, now)
         decisions += self._settle(namespace, name, now)
 
-        recorded = {
+        # A state an earlier object left is this one's only for what it promised.
+        stale = left_by_earlier(
+            self._ledger.commitment_updated_at(namespace, name),
+            {p.name for p in earlier.promises},
+            earlier.ended_at,
+        )
+        held = {
             k: CommitmentState(v)
             for k, v in self._ledger.commitment_states(namespace, name).items()
         }
+        fulfilled = self._ledger.commitment_fulfilments(namespace, name)
         context = CommitmentContext(
             spec=spec,
-            recorded=recorded,
+            recorded={k: v for k, v in held.items() if k not in stale},
             revocations=revocations(spec),
-            fulfilled_at=self._ledger.commitment_fulfilments(namespace, name),
+            fulfilled_at={k: at for k, at in fulfilled.items() if k not in stale},
         )
         states, commitment_decisions = check_commitments(
-            now, context, namespace=namespace, mind=name, registry=self._registry
+            now, context, namespace=namespace, mind=name, registry=self._registry, told=held
         )
         for commitment, assessment in states.items():
             self._ledger.set_commitment_state(

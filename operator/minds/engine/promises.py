@@ -2,9 +2,9 @@
 (``minds.domain.volition.promises`` says which bind it).
 
 Every spec a Mind object registered is in the ledger (its `mind_registered` and `mind_updated`
-rows). The earlier objects of a name are gone and their rows never change, so what they
-promised is read once per Mind object (its uid) and remembered: an action, a cycle and a review
-cost no ledger read for it after the first.
+rows), and when each ended (`mind_deleted`). The earlier objects of a name are gone and their
+rows never change, so what they left is read once per Mind object (its uid) and remembered: an
+action, a cycle and a review cost no ledger read for it after the first.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Final, Protocol
+from typing import Any, Final, NamedTuple, Protocol
 
 from pydantic import ValidationError
 
@@ -20,12 +20,14 @@ from minds.domain.ledger import EventRecord, EventType
 from minds.domain.resources.mind import Commitment, MindSpec
 from minds.domain.volition.promises import Declared, KeptPromise, kept, promises
 
-__all__ = ["MindHistory", "Promises"]
+__all__ = ["Earlier", "MindHistory", "Promises"]
 
 #: Mind objects whose promises are remembered at once (the least recently read go first).
 REMEMBERED: Final = 4096
 
 _DECLARING: Final = (EventType.MIND_REGISTERED.value, EventType.MIND_UPDATED.value)
+#: What is read of the earlier objects: what they declared, and when they ended.
+_READ: Final = (*_DECLARING, EventType.MIND_DELETED.value)
 
 
 class MindHistory(Protocol):
@@ -53,34 +55,59 @@ def _commitments(spec: Any) -> tuple[Commitment, ...]:
     return tuple(found)
 
 
+class Earlier(NamedTuple):
+    """What the earlier objects of a Mind's name left it."""
+
+    #: Their promises (``minds.domain.volition.promises.promises``).
+    promises: tuple[KeptPromise, ...]
+    #: When the last of them ended: its deletion as the ledger recorded it (or, for one deleted
+    #: while no controller ran, its last row); None when there was none.
+    ended_at: datetime | None
+
+
 class Promises:
     def __init__(self, history: MindHistory) -> None:
         self._history = history
-        self._made: OrderedDict[tuple[str, str, str], tuple[KeptPromise, ...]] = OrderedDict()
+        self._earlier: OrderedDict[tuple[str, str, str], Earlier] = OrderedDict()
 
-    def made_before(self, namespace: str, name: str, uid: str) -> tuple[KeptPromise, ...]:
-        """What the Mind objects of ``name`` before the one of ``uid`` promised."""
+    def earlier(self, namespace: str, name: str, uid: str) -> Earlier:
+        """What the Mind objects of ``name`` other than the one of ``uid`` left it."""
         key = (namespace, name, uid)
-        if key in self._made:
-            self._made.move_to_end(key)
-            return self._made[key]
-        last: dict[str, Declared] = {}
-        for row in self._history.events(mind=name, namespace=namespace, type=_DECLARING):
+        if key in self._earlier:
+            self._earlier.move_to_end(key)
+            return self._earlier[key]
+        declared: dict[str, Declared] = {}
+        last: datetime | None = None
+        deleted: datetime | None = None
+        for row in self._history.events(mind=name, namespace=namespace, type=_READ):
             other = row.subject.uid
             if other is None or other == uid:
                 continue
-            first = last[other].at if other in last else row.occurred_at
-            last[other] = Declared(other, first, _commitments(row.payload.get("spec")))
-        made = promises(sorted(last.values(), key=lambda d: d.at), name)
-        self._made[key] = made
-        if len(self._made) > REMEMBERED:
-            self._made.popitem(last=False)
-        return made
+            last = row.occurred_at if last is None else max(last, row.occurred_at)
+            if row.type == EventType.MIND_DELETED.value:
+                deleted = row.occurred_at if deleted is None else max(deleted, row.occurred_at)
+                continue
+            first = declared[other].at if other in declared else row.occurred_at
+            declared[other] = Declared(other, first, _commitments(row.payload.get("spec")))
+        made = promises(sorted(declared.values(), key=lambda d: d.at), name)
+        found = Earlier(made, deleted or last)
+        self._earlier[key] = found
+        if len(self._earlier) > REMEMBERED:
+            self._earlier.popitem(last=False)
+        return found
 
-    def kept(self, body: dict[str, Any], spec: MindSpec, now: datetime) -> MindSpec:
-        """The spec of the Mind ``body`` with the promises it keeps."""
+    def made_before(self, namespace: str, name: str, uid: str) -> tuple[KeptPromise, ...]:
+        """What the Mind objects of ``name`` before the one of ``uid`` promised."""
+        return self.earlier(namespace, name, uid).promises
+
+    def of(self, body: dict[str, Any]) -> Earlier:
+        """What the earlier objects of the Mind ``body``'s name left it."""
         meta = body["metadata"]
         uid = meta.get("uid")
         if not uid:
-            return spec
-        return kept(spec, self.made_before(meta["namespace"], meta["name"], uid), now)
+            return Earlier((), None)
+        return self.earlier(meta["namespace"], meta["name"], uid)
+
+    def kept(self, body: dict[str, Any], spec: MindSpec, now: datetime) -> MindSpec:
+        """The spec of the Mind ``body`` with the promises it keeps."""
+        return kept(spec, self.of(body).promises, now)

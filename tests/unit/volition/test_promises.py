@@ -4,11 +4,19 @@ over the fakes."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+
+import pytest
 
 from minds.domain.ledger import EventRecord, SubjectRef
 from minds.domain.resources.mind import Commitment, MindSpec
-from minds.domain.volition.promises import Declared, KeptPromise, kept, promises
+from minds.domain.volition.promises import (
+    Declared,
+    KeptPromise,
+    kept,
+    left_by_earlier,
+    promises,
+)
 from tests.unit.volition.builders import MIND, NS, T0
 from tests.unit.volition.simulator import Simulation, Spell
 from tests.unit.volition.test_over_days import the_mind
@@ -103,3 +111,58 @@ def test_a_recreated_mind_keeps_a_promise_through_days_of_a_broken_workload() ->
     sim.run(T0, days=3, every=timedelta(minutes=10))
     assert sim.restarts == {}
     assert sim.ledger.commitment_states(NS, MIND) == {"no-restart": "active"}
+
+
+@pytest.mark.parametrize(
+    ("at", "promised", "left"),
+    [
+        (T0 - timedelta(hours=2), (), {"nightly"}),  # an earlier object's record
+        (T0 - timedelta(hours=1), (), {"nightly"}),  # written as it ended
+        (T0 + timedelta(seconds=1), (), set()),  # this object's own
+        (T0 - timedelta(hours=2), ("nightly",), set()),  # a promise carries its state
+    ],
+)
+def test_only_a_promise_carries_its_recorded_state_to_a_new_object(
+    at: datetime, promised: tuple[str, ...], left: set[str]
+) -> None:
+    ended = T0 - timedelta(hours=1)
+    assert left_by_earlier({"nightly": at}, promised, ended) == left
+    assert left_by_earlier({"nightly": at}, promised, None) == set()  # no earlier object
+
+
+def earlier_object(sim: Simulation, *, ended: datetime) -> None:
+    """An earlier Mind object of the same name, registered a day before it was deleted."""
+    for type_, when in (("mind_registered", ended - timedelta(days=1)), ("mind_deleted", ended)):
+        sim.ledger.append_event(
+            EventRecord(
+                mind=MIND,
+                namespace=NS,
+                type=type_,
+                subject=SubjectRef(kind="Mind", name=MIND, uid="uid-earlier"),
+                payload={"spec": {}},
+                occurred_at=when,
+                idempotency_key=f"earlier-{type_}",
+            )
+        )
+
+
+def test_a_new_do_commitment_is_not_born_fulfilled_by_an_earlier_one_of_its_name() -> None:
+    sim = Simulation(spec=the_mind(30, False), spells=(), restart_heals=True)
+    earlier_object(sim, ended=T0 - timedelta(hours=1))
+    fulfilled = T0 - timedelta(hours=3)
+    sim.ledger.set_commitment_state(NS, MIND, "nightly-restart", "fulfilled", None, fulfilled)
+    sim.run(T0, days=1, every=timedelta(minutes=10))
+    assert sim.acts_for == {"nightly-restart": 1}
+    assert sim.commitments["nightly-restart"].value == "fulfilled"
+
+
+def test_a_new_refrain_is_not_born_revoked_and_is_told_once() -> None:
+    spec = the_mind(None, False).to_k8s()
+    spec["commitments"] = [{"name": "hold", "mode": "refrain", "capability": "service.restart"}]
+    sim = Simulation(spec=MindSpec.model_validate(spec), spells=(), restart_heals=True)
+    earlier_object(sim, ended=T0 - timedelta(hours=1))
+    sim.ledger.set_commitment_state(NS, MIND, "hold", "revoked", "by admin", T0 - timedelta(days=1))
+    sim.run(T0, days=1, every=timedelta(minutes=10))
+    assert sim.ledger.commitment_states(NS, MIND) == {"hold": "active"}
+    told = sim.ledger.decisions(namespace=NS, mind=MIND, kind="commitment_state")
+    assert [(d.outcome, d.data["inputs"]["was"]) for d in told] == [("active", "revoked")]

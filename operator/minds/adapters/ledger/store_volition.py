@@ -256,6 +256,14 @@ class VolitionStore(SessionOwner):
         with self.session() as session:
             return {r.name: r.state for r in session.execute(query).scalars()}
 
+    def commitment_updated_at(self, namespace: str, mind: str) -> dict[str, datetime]:
+        """When each commitment's state was last recorded."""
+        query = select(CommitmentStateRow).where(
+            CommitmentStateRow.namespace == namespace, CommitmentStateRow.mind == mind
+        )
+        with self.session() as session:
+            return {r.name: r.updated_at for r in session.execute(query).scalars()}
+
     def commitment_fulfilments(self, namespace: str, mind: str) -> dict[str, datetime]:
         """When each fulfilled commitment was fulfilled (its row's time): a recurring one is due
         again at the first period start after it."""

@@ -232,14 +232,18 @@ def check_commitments(
     namespace: str,
     mind: str,
     registry: CapabilityRegistry = REGISTRY,
+    told: Mapping[str, CommitmentState] | None = None,
 ) -> tuple[dict[str, Assessment], tuple[VolitionDecision, ...]]:
-    """Every commitment's state, and a decision for each that differs from the recorded one."""
+    """Every commitment's state, and a decision for each that differs from the one the ledger
+    holds: ``told``, when the context's ``recorded`` leaves out what an earlier Mind object
+    recorded (it is judged afresh, and told only if it changes)."""
     states: dict[str, Assessment] = {}
     decisions: list[VolitionDecision] = []
+    held = context.recorded if told is None else told
     for commitment in context.spec.commitments:
         assessed = commitment_state(commitment, now, context, registry)
         states[commitment.name] = assessed
-        if context.recorded.get(commitment.name) is assessed.state:
+        if held.get(commitment.name) is assessed.state:
             continue
         decisions.append(
             VolitionDecision(
@@ -251,7 +255,7 @@ def check_commitments(
                 reason=assessed.reason,
                 inputs={
                     "commitment": commitment.model_dump(mode="json", by_alias=True),
-                    "was": (context.recorded.get(commitment.name) or "unrecorded"),
+                    "was": (held.get(commitment.name) or "unrecorded"),
                 },
                 at=now,
             )

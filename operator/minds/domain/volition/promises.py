@@ -13,6 +13,12 @@ one, until they expire.
 | the same name with other terms (revocable, say) | the promise; its own declaration is set aside |
 | anything, after the promise's `expiresAt`       | its own declarations only                     |
 
+What is recorded of a commitment's state (fulfilled, revoked, ...) is kept by the Mind's name and
+the commitment's name. Only a promise carries its state from one object to the next: a record
+an earlier object left (written before the last earlier object ended) is not the new object's
+for any other commitment, so a new `do` is not born fulfilled, nor a new `refrain` born revoked,
+because an earlier commitment had the same name (``left_by_earlier``).
+
 The terms are every field but `reason` (a note, which the ledger may have masked). Among the
 earlier objects the first to declare a name irrevocably made the promise: a later object could
 not have changed it. A kept promise is judged like any commitment (a `refrain` is enforced by the
@@ -21,13 +27,13 @@ capability layer, a `do` is due), and says where it came from wherever it is nam
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import NamedTuple
 
 from minds.domain.resources.mind import Commitment, MindSpec
 
-__all__ = ["Declared", "KeptPromise", "kept", "promises"]
+__all__ = ["Declared", "KeptPromise", "kept", "left_by_earlier", "promises"]
 
 
 class KeptPromise(Commitment):
@@ -83,3 +89,14 @@ def kept(spec: MindSpec, made: Sequence[KeptPromise], now: datetime) -> MindSpec
     # A declaration the promise sets aside is replaced where it stands, so every index is kept.
     own = [by_name.pop(c.name, c) for c in spec.commitments]
     return spec.model_copy(update={"commitments": [*own, *by_name.values()]})
+
+
+def left_by_earlier(
+    recorded_at: Mapping[str, datetime], promised: Collection[str], ended_at: datetime | None
+) -> frozenset[str]:
+    """The commitments whose recorded state an earlier object left, and that do not carry it
+    (no promise of that name): their state is judged afresh. ``ended_at``: when the last earlier
+    object ended (None when there was none, or it is not known)."""
+    if ended_at is None:
+        return frozenset()
+    return frozenset(n for n, at in recorded_at.items() if at <= ended_at and n not in promised)
