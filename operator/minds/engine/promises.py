@@ -9,6 +9,7 @@ action, a cycle and a review cost no ledger read for it after the first.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from datetime import datetime
@@ -69,13 +70,16 @@ class Promises:
     def __init__(self, history: MindHistory) -> None:
         self._history = history
         self._earlier: OrderedDict[tuple[str, str, str], Earlier] = OrderedDict()
+        # Handlers, the cycle and the executor read from their own threads.
+        self._lock = threading.Lock()
 
     def earlier(self, namespace: str, name: str, uid: str) -> Earlier:
         """What the Mind objects of ``name`` other than the one of ``uid`` left it."""
         key = (namespace, name, uid)
-        if key in self._earlier:
-            self._earlier.move_to_end(key)
-            return self._earlier[key]
+        with self._lock:
+            if key in self._earlier:
+                self._earlier.move_to_end(key)
+                return self._earlier[key]
         declared: dict[str, Declared] = {}
         last: datetime | None = None
         deleted: datetime | None = None
@@ -91,9 +95,10 @@ class Promises:
             declared[other] = Declared(other, first, _commitments(row.payload.get("spec")))
         made = promises(sorted(declared.values(), key=lambda d: d.at), name)
         found = Earlier(made, deleted or last)
-        self._earlier[key] = found
-        if len(self._earlier) > REMEMBERED:
-            self._earlier.popitem(last=False)
+        with self._lock:
+            self._earlier[key] = found
+            if len(self._earlier) > REMEMBERED:
+                self._earlier.popitem(last=False)
         return found
 
     def made_before(self, namespace: str, name: str, uid: str) -> tuple[KeptPromise, ...]:

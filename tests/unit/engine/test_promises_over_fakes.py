@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from minds.domain.resources.kinds import MIND
+from minds.engine import promises as promises_module
 from minds.engine.mind_service import MindService
 from minds.engine.promises import Promises
+from tests.fakes.ledger import FakeLedger
 from tests.unit.engine.harness import NAMESPACE, WORKLOAD, World, restart
 from tests.unit.engine.test_budgets_over_fakes import drive
 
@@ -113,3 +117,23 @@ def test_what_earlier_objects_declared_is_read_once_per_mind_object() -> None:
         world.plan(name, [restart("P1")])
         executor.tick(NAMESPACE, name)
     assert len(reads) == 1
+
+
+def test_the_least_recently_read_mind_objects_are_forgotten_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(promises_module, "REMEMBERED", 2)
+    ledger = FakeLedger()
+    reads: list[str] = []
+    read = ledger.events
+
+    def counted(**query: Any) -> Any:
+        reads.append(query["mind"])
+        return read(**query)
+
+    ledger.events = counted  # type: ignore[method-assign]
+    book = Promises(ledger)
+    for uid in ("u1", "u2", "u1", "u3", "u1", "u2"):
+        book.earlier(NAMESPACE, "keeper", uid)
+    # u1 is read again and again, so it stays; u2 was forgotten when u3 came.
+    assert len(reads) == 4
