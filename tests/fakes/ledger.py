@@ -536,14 +536,6 @@ class FakeLedger:
             if (ns, m) == (namespace, mind)
         }
 
-    def commitment_fulfilments(self, namespace: str, mind: str) -> dict[str, datetime]:
-        """When each fulfilled commitment was fulfilled."""
-        return {
-            n: self.commitment_times_[(ns, m, n)]
-            for (ns, m, n), s in self.commitments_.items()
-            if (ns, m) == (namespace, mind) and s == "fulfilled"
-        }
-
     @contextmanager
     def cycle_lock(self, namespace: str, mind: str) -> Iterator[bool]:
         key = (namespace, mind)

@@ -59,9 +59,9 @@ def test_a_fulfilment_is_dated_by_its_row_and_forgotten_when_due_again(ledger: L
     assert ledger.set_commitment_state("ns", "m", "nightly", "due", None, NOW - timedelta(hours=3))
     assert ledger.set_commitment_state("ns", "m", "nightly", "fulfilled", "by i1", fulfilled)
     assert ledger.set_commitment_state("ns", "m", "other", "due", None, NOW)
-    assert ledger.commitment_fulfilments("ns", "m") == {"nightly": fulfilled}
+    assert ledger.commitment_updated_at("ns", "m") == {"nightly": fulfilled, "other": NOW}
     assert ledger.set_commitment_state("ns", "m", "nightly", "due", "next period", NOW)
-    assert ledger.commitment_fulfilments("ns", "m") == {}
+    assert ledger.commitment_updated_at("ns", "m")["nightly"] == NOW
 
 
 def test_one_cycle_of_a_mind_at_a_time(ledger: Ledger) -> None:

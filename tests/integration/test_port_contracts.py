@@ -469,7 +469,6 @@ def test_a_commitment_state_moves_once_per_state(ledger: Any) -> None:
     }
     told = [e.type for e in ledger.events(subject_uid=f"{mind}/nightly")]
     assert told == ["commitment_due", "commitment_fulfilled"]
-    assert ledger.commitment_fulfilments("contract", mind) == {"nightly": later}
     assert ledger.commitment_updated_at("contract", mind) == {"nightly": later, "weekly": later}
 
 
@@ -570,11 +569,11 @@ def test_the_promises_of_earlier_mind_objects_are_read_alike(ledger: Any) -> Non
             registered("u3", "mind_registered", 3),
         ]
     )
-    [promise] = Promises(ledger).made_before("contract", mind, "u3")
+    [promise] = Promises(ledger).earlier("contract", mind, "u3").promises
     assert (promise.name, promise.target) == ("freeze", "*")  # u1 made it, a minute in
     assert "uid u1" in promise.kept_from
     # Each object keeps what the others made (u2 declared it again, with other terms).
-    assert [p.target for p in Promises(ledger).made_before("contract", mind, "u2")] == ["*"]
+    assert [p.target for p in Promises(ledger).earlier("contract", mind, "u2").promises] == ["*"]
 
 
 def test_a_resolved_prediction_is_evidence_about_its_belief_once(ledger: Any) -> None:

@@ -213,22 +213,24 @@ class MindCycle:
         decisions += self._lapse(namespace, name, now)
         decisions += self._settle(namespace, name, now)
 
-        # A state an earlier object left is this one's only for what it promised.
-        stale = left_by_earlier(
-            self._ledger.commitment_updated_at(namespace, name),
-            {p.name for p in earlier.promises},
-            earlier.ended_at,
-        )
         held = {
             k: CommitmentState(v)
             for k, v in self._ledger.commitment_states(namespace, name).items()
         }
-        fulfilled = self._ledger.commitment_fulfilments(namespace, name)
+        updated_at = self._ledger.commitment_updated_at(namespace, name)
+        # A state an earlier object left is this one's only for what it promised.
+        stale = left_by_earlier(updated_at, {p.name for p in earlier.promises}, earlier.ended_at)
+        own = {k: v for k, v in held.items() if k not in stale}
         context = CommitmentContext(
             spec=spec,
-            recorded={k: v for k, v in held.items() if k not in stale},
+            recorded=own,
             revocations=revocations(spec),
-            fulfilled_at={k: at for k, at in fulfilled.items() if k not in stale},
+            # A fulfilled commitment's row was last written when it was fulfilled.
+            fulfilled_at={
+                k: updated_at[k]
+                for k, v in own.items()
+                if v is CommitmentState.FULFILLED and k in updated_at
+            },
         )
         states, commitment_decisions = check_commitments(
             now, context, namespace=namespace, mind=name, registry=self._registry, told=held

@@ -101,10 +101,6 @@ class Promises:
                 self._earlier.popitem(last=False)
         return found
 
-    def made_before(self, namespace: str, name: str, uid: str) -> tuple[KeptPromise, ...]:
-        """What the Mind objects of ``name`` before the one of ``uid`` promised."""
-        return self.earlier(namespace, name, uid).promises
-
     def of(self, body: dict[str, Any]) -> Earlier:
         """What the earlier objects of the Mind ``body``'s name left it."""
         meta = body["metadata"]

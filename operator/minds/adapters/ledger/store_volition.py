@@ -257,20 +257,10 @@ class VolitionStore(SessionOwner):
             return {r.name: r.state for r in session.execute(query).scalars()}
 
     def commitment_updated_at(self, namespace: str, mind: str) -> dict[str, datetime]:
-        """When each commitment's state was last recorded."""
+        """When each commitment's state was last recorded (a fulfilled one's: when it was
+        fulfilled, from which a recurring one is due again at the next period start)."""
         query = select(CommitmentStateRow).where(
             CommitmentStateRow.namespace == namespace, CommitmentStateRow.mind == mind
-        )
-        with self.session() as session:
-            return {r.name: r.updated_at for r in session.execute(query).scalars()}
-
-    def commitment_fulfilments(self, namespace: str, mind: str) -> dict[str, datetime]:
-        """When each fulfilled commitment was fulfilled (its row's time): a recurring one is due
-        again at the first period start after it."""
-        query = select(CommitmentStateRow).where(
-            CommitmentStateRow.namespace == namespace,
-            CommitmentStateRow.mind == mind,
-            CommitmentStateRow.state == "fulfilled",
         )
         with self.session() as session:
             return {r.name: r.updated_at for r in session.execute(query).scalars()}
