@@ -64,15 +64,37 @@ lint: venv helm ## ruff, mypy, import-linter, CRD drift, helm lint, hadolint.
 
 .PHONY: unit
 unit: venv helm prometheus ## Unit and property tests only (no services).
-	$(TOOL_ENV) $(BIN)/pytest tests/unit -q
+	$(TOOL_ENV) $(BIN)/pytest tests/unit -q $(PYTEST_ARGS)
+
+# pytest-xdist workers. The unit tests are CPU-bound: one worker per core. The service suites
+# mostly wait (on controllers, rollouts, Postgres), so they run more workers than cores; each
+# worker starts its own control planes, Postgres and controllers, exactly as a sequential run
+# does, and takes whole files (module fixtures pause a worker's own session controller).
+CPU_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
+SERVICE_WORKERS ?= 4
+# Each pytest run writes a JUnit report here; .ci/run prints the slowest tests from them.
+REPORTS := .cache/test-reports
+PYTEST_ARGS ?=
+
+.PHONY: test-fast
+test-fast: venv helm prometheus lint ## The loop between edits: lint, types, import contracts, unit tests, port contracts over the fakes (3 min warm).
+	$(TOOL_ENV) $(BIN)/pytest -q -n $(CPU_WORKERS) --junitxml=$(REPORTS)/fast.xml \
+		-m "not e2e and not integration and not image" \
+		tests/unit tests/integration/test_port_contracts.py $(PYTEST_ARGS)
+
+.PHONY: test-services
+test-services: venv devcluster helm prometheus ## The suites against real services: Postgres, the local control plane, controllers, Prometheus.
+	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(TOOL_ENV) $(BIN)/pytest -q \
+		-n $(SERVICE_WORKERS) --dist loadfile --junitxml=$(REPORTS)/services.xml \
+		-m "not image" tests/integration tests/e2e $(PYTEST_ARGS)
 
 .PHONY: test
-test: venv devcluster prometheus lint ## Every check and test but the image build; starts and stops services.
-	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(TOOL_ENV) $(BIN)/pytest tests -m "not image"
+test: test-fast test-services ## Every check and test but the image build; starts and stops services.
 
 .PHONY: image-test
 image-test: venv ## Build the image with buildah and run the CLI in it (slow; CI runs it).
-	MINDS_IMAGE_BASE=$${MINDS_IMAGE_BASE:-$$(bash scripts/image-base.sh)} $(BIN)/pytest tests/image -m image
+	MINDS_IMAGE_BASE=$${MINDS_IMAGE_BASE:-$$(bash scripts/image-base.sh)} $(BIN)/pytest tests/image -m image \
+		--junitxml=$(REPORTS)/image.xml
 
 .PHONY: bench
 bench: venv devcluster helm ## Benchmark the executor on a fresh devcluster; rewrites docs/benchmarks.md.

@@ -21,6 +21,11 @@ case "$out" in
     *) out="$PWD/$out" ;;
 esac
 
+# One build at a time (see tests/cluster/build.sh): a second caller waits, then finds it built.
+mkdir -p "$(dirname "$out")"
+exec 9>"$out.lock"
+flock 9
+
 if [[ -x "$out" ]] && [[ "$("$out" version --template '{{.Version}}' 2>/dev/null)" == "$HELM_VERSION" ]]; then
     echo "helm $HELM_VERSION is up to date: $out" >&2
     exit 0

@@ -22,6 +22,12 @@ esac
 
 kwok_out="$(dirname "$out")/kwok"
 
+# One build at a time: .ci/run starts this build in the background while the fast tier runs,
+# and `make test` asks for it again; the second caller waits here, then finds it up to date.
+mkdir -p "$(dirname "$out")"
+exec 9>"$out.lock"
+flock 9
+
 # stale BINARY DIR: whether BINARY is missing or older than an input of its build in DIR (its
 # Go files, embedded YAML, go.mod and go.sum) or than this script, which holds the flags.
 stale() {

@@ -38,7 +38,15 @@ NOW = datetime(2026, 1, 1, tzinfo=UTC)
 # -- the two implementations ---------------------------------------------------------------
 
 
-@pytest.fixture(params=["kube-apiserver", "watch store", "fake"])
+# The real halves carry the marks of the services they need, so `make test-fast` can run the
+# fakes' half alone (-m "not e2e and not integration") and `make test-services` the rest.
+@pytest.fixture(
+    params=[
+        pytest.param("kube-apiserver", marks=pytest.mark.e2e),
+        pytest.param("watch store", marks=pytest.mark.e2e),
+        "fake",
+    ]
+)
 def resources(request: pytest.FixtureRequest) -> tuple[ResourcePort, str]:
     if request.param == "fake":
         return FakeResources(), "contract"
@@ -56,7 +64,7 @@ def resources(request: pytest.FixtureRequest) -> tuple[ResourcePort, str]:
     return api, namespace
 
 
-@pytest.fixture(params=["postgres", "fake"])
+@pytest.fixture(params=[pytest.param("postgres", marks=pytest.mark.integration), "fake"])
 def ledger(request: pytest.FixtureRequest) -> Iterator[Any]:
     if request.param == "fake":
         yield FakeLedger()
