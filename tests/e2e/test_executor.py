@@ -613,7 +613,7 @@ def test_every_command_in_the_execution_doc_works(
     approver = configs["approver"]
     forged = run_as(approver, "kubectl annotate plan ask minds.dev/release=P1:alice")
     assert forged.returncode != 0
-    assert 'set it to "STEP:approver"' in forged.stderr
+    assert 'set it to "P1:approver"' in forged.stderr
     edit = run_as(
         approver, """kubectl patch plan ask --type=merge -p '{"spec":{"objective":"x"}}'"""
     )

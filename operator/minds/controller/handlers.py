@@ -259,12 +259,11 @@ def plan_release(
     **_: Any,
 ) -> None:
     """``kubectl minds release PLAN STEP`` writes the annotation; the controller acts on it
-    and removes it."""
+    (the engine parses it whole and refuses what it cannot trust) and removes it."""
     value = annotations.get(RELEASE_ANNOTATION)
     if not value or namespace is None or type == "DELETED":
         return
-    step, _sep, by = value.partition(":")
-    memo.wiring.executor.release(namespace, name, step, by or "an operator")
+    memo.wiring.executor.release(namespace, name, value)
     patch.metadata.annotations[RELEASE_ANNOTATION] = None
     memo.scheduler.wake(namespace, name)
 

@@ -324,6 +324,22 @@ def decider_refused(
     )
 
 
+def releaser_refused(by: str, mind: str | None, approvers: Approvers | None) -> str | None:
+    """Why ``by`` may not release a step of a plan of ``mind``, or None.
+
+    Admission checked the requester against the Mind's approvers, groups included; this
+    checks the name again against the Mind as it is now. Group membership is known only to
+    admission, so a Mind that names groups is trusted to it. ``approvers``: None when the Mind
+    is gone or unreadable (fails closed)."""
+    if not mind:
+        return "the plan names no mind, so nobody is an approver of it"
+    if approvers is None:
+        return f"mind {mind} is gone: nobody may release a step of its plans"
+    if by in approvers.users or approvers.groups:
+        return None
+    return f"{by} is not an approver of mind {mind} (spec.approvers)"
+
+
 # -- does this Approval authorise this step now? --------------------------------------------
 
 

@@ -47,6 +47,7 @@ class Reason(StrEnum):
     RELEASED = "Released"
     RESUMED = "Resumed"
     RELEASE_IGNORED = "ReleaseIgnored"
+    RELEASE_REFUSED = "ReleaseRefused"
     CANCELLED = "Cancelled"
     # Approval
     REQUESTED = "Requested"

@@ -202,7 +202,7 @@ class ApprovalService:
             ApprovalPhase.APPROVED,
         ):
             return None
-        approvers = self._approvers(namespace, spec.mind)
+        approvers = self.mind_approvers(namespace, spec.mind)
         author = (
             plan_author(self._resources, namespace, spec.origin, approvers)
             if approvers is not None
@@ -210,7 +210,7 @@ class ApprovalService:
         )
         return decider_refused(spec, approvers, author)
 
-    def _approvers(self, namespace: str, mind: str) -> MindApprovers | None:
+    def mind_approvers(self, namespace: str, mind: str) -> MindApprovers | None:
         """The Mind's approvers now; None when it is gone or unreadable (fails closed)."""
         try:
             body = self._resources.get(MIND, namespace, mind)

@@ -236,9 +236,10 @@ class Executor:
         reconsidered; how many were."""
         return reviewing.review_assumptions(self._deps, namespace, mind)
 
-    def release(self, namespace: str, name: str, key: str, by: str) -> bool:
-        """A person checked a blocked step and lets it run again (as a new attempt)."""
-        return recovery.release(self._deps, namespace, name, key, by)
+    def release(self, namespace: str, name: str, value: str) -> bool:
+        """A person checked a blocked step and lets it run again (as a new attempt); ``value``
+        is the release annotation as written (``STEP:USERNAME``)."""
+        return recovery.release(self._deps, namespace, name, value)
 
 
 __all__ = ["Executor", "TickResult"]

@@ -65,6 +65,7 @@ def test_every_rendered_object_is_valid_kubernetes(helm: Helm) -> None:
         "model-keys-clusterrole.yaml",
         "user-clusterroles.yaml",
         "approval-policy.yaml",
+        "person-acts-policy.yaml",
         "controller-workload-policy.yaml",
         "namespace-policy.yaml",
         "controller-plan-deletion-policy.yaml",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Annotated
 
 from pydantic import Field
@@ -15,6 +17,41 @@ PlanSpec = Plan
 #: A person asks for a blocked step to run again by setting this annotation on the Plan to
 #: ``<step>:<who>``; the controller releases the step and removes the annotation.
 RELEASE_ANNOTATION = f"{API_GROUP}/release"
+
+#: Kubernetes names every request made with a ServiceAccount token so; none is a person.
+SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+
+
+@dataclass(frozen=True)
+class Release:
+    """A person's release of one blocked step, as the annotation names it."""
+
+    step: str
+    by: str
+
+
+@dataclass(frozen=True)
+class ReleaseRefused:
+    reason: str
+
+
+def read_release(value: str, steps: Collection[str]) -> Release | ReleaseRefused:
+    """The annotation parsed whole: the first ``:`` ends the step key (keys have none) and all
+    the rest is the name, so ``P1:alice:approver`` is released by ``alice:approver``, never by
+    ``approver``. Admission already holds all of this; the controller holds it again, since a
+    value admitted by a cluster without the policy must not be acted on in a name it does not
+    carry."""
+    step, colon, by = value.partition(":")
+    if not colon or not step or not by:
+        return ReleaseRefused(f"{RELEASE_ANNOTATION} must be STEP:USERNAME, not {value!r}")
+    if step not in steps:
+        return ReleaseRefused(
+            f"{RELEASE_ANNOTATION} names step {step!r}, which this plan does not have"
+            f" (its steps: {', '.join(steps) or 'none'})"
+        )
+    if by.startswith(SERVICE_ACCOUNT_PREFIX):
+        return ReleaseRefused(f"{by} is a service account: a person releases a step")
+    return Release(step, by)
 
 
 class PlanResourceStatus(PlanStatusBlock):

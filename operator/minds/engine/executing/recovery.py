@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from minds.domain.approvals import approval_name
+from minds.domain.approvals import approval_name, releaser_refused
 from minds.domain.execution.adopt import Acted, ActKind, Effect, EffectKind, after_act
 from minds.domain.execution.machine import states
 from minds.domain.executions import ExecutionOutcome, ExecutionRecord, ExecutionStatus
@@ -19,7 +19,13 @@ from minds.domain.intentions import IntentionStatus
 from minds.domain.planning.model import Plan, PlanStatus, Step, StepKind, StepState, StepStatus
 from minds.domain.resources.approval import ApprovalKind
 from minds.domain.resources.kinds import APPROVAL
-from minds.domain.resources.plan import PlanResourceStatus
+from minds.domain.resources.plan import (
+    PlanResourceStatus,
+    Release,
+    ReleaseRefused,
+    read_release,
+)
+from minds.domain.story import Reason
 from minds.engine.executing.context import Deps, read_plan
 from minds.engine.executing.invoking import origin
 from minds.engine.executing.journal import Notice, plan_intention, record
@@ -128,16 +134,37 @@ def _adopt(
     return ok
 
 
-def release(deps: Deps, namespace: str, name: str, key: str, by: str) -> bool:
-    """A person checked a blocked step and lets it run again (as a new attempt)."""
+def release(deps: Deps, namespace: str, name: str, value: str) -> bool:
+    """A person checked a blocked step and lets it run again (as a new attempt). ``value``:
+    the release annotation as written; a value that does not name an existing step and a
+    person the Mind names as an approver releases nothing (fails closed) and says why."""
     body, plan, status = read_plan(deps, namespace, name)
+    asked = read_release(value, [step.key for step in plan.steps])
+    refusal = (
+        asked.reason
+        if isinstance(asked, ReleaseRefused)
+        else releaser_refused(
+            asked.by,
+            plan.mind,
+            deps.approvals.mind_approvers(namespace, plan.mind) if plan.mind else None,
+        )
+    )
+    if refusal is not None or not isinstance(asked, Release):
+        deps.events.post(
+            body,
+            type_="Warning",
+            reason=Reason.RELEASE_REFUSED,
+            message=f"release refused, nothing released: {refusal}",
+        )
+        return False
+    key, by = asked.step, asked.by
     state = states(status).get(key)
     if state is None or state.status is not StepStatus.BLOCKED:
         now_is = "no such step" if state is None else state.status.value
         deps.events.post(
             body,
             type_="Warning",
-            reason="ReleaseIgnored",
+            reason=Reason.RELEASE_IGNORED,
             message=f"{key}: not blocked ({now_is}); nothing released (asked by {by})",
         )
         return False
