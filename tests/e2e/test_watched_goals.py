@@ -58,7 +58,7 @@ def first_cycle(ledger: Ledger, namespace: str) -> datetime:
 
 
 def early_wakeups(handle: ControllerHandle, namespace: str) -> dict[str, float]:
-    found = samples(scrape(handle.metrics_url())).get(WAKEUPS, {})
+    found = samples(scrape(handle.metrics_url)).get(WAKEUPS, {})
     return {
         dict(key)["reason"]: value
         for key, value in found.items()
