@@ -99,7 +99,8 @@ def test_a_broken_watched_deployment_is_planned_for_within_three_seconds(
     [plan] = eventually(
         lambda: plans_of(cluster, namespace), timeout=3, interval=0.05, what="a plan"
     )
-    assert time.monotonic() - broken <= 3.0
+    elapsed = time.monotonic() - broken
+    assert elapsed <= 3.0, f"the plan came {elapsed:.2f}s after the deployment broke"
 
     assert plan["spec"]["strategy"] == "direct"
     created = datetime.fromisoformat(plan["metadata"]["creationTimestamp"].replace("Z", "+00:00"))
