@@ -293,6 +293,7 @@ async def mind_daemon(
     assert namespace is not None
     wiring: Wiring = memo.wiring
     key = cycle_key(name)
+    wiring.wakeups.listen(namespace, key)
     try:
         while not stopped:
             try:
