@@ -259,13 +259,13 @@ CLUSTER_WIDE = {
     "selfsubjectaccessreviews.authorization.k8s.io": "[create]",
     "selfsubjectrulesreviews.authorization.k8s.io": "[create]",
 }
-#: And in the namespaces the minds manage, the workload capabilities.
+#: And in the namespaces the minds manage, the workload capabilities and the goals' watches.
 MANAGED = {
     "pods/log": "[get]",
     "pods": "[list]",
-    "daemonsets.apps": "[get patch]",
-    "deployments.apps": "[get patch]",
-    "statefulsets.apps": "[get patch]",
+    "daemonsets.apps": "[get patch list watch]",
+    "deployments.apps": "[get patch list watch]",
+    "statefulsets.apps": "[get patch list watch]",
 }
 
 

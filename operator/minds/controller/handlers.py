@@ -14,11 +14,12 @@ from typing import Any
 
 import kopf
 
+from minds.controller.goal_watch import cycle_key
 from minds.controller.persistence import SpecEssenceStorage
 from minds.controller.scheduling import FINISHED, Finished, Scheduler
 from minds.controller.settings import ControllerConfig
 from minds.controller.watch import wake_asking_plan
-from minds.controller.wiring import Wiring, build
+from minds.controller.wiring import Wiring, build, watch_goals
 from minds.controller.workers import WORKERS
 from minds.domain.errors import NotFound, Refused
 from minds.domain.execution.machine import FINAL_PLAN, OPEN_PLAN
@@ -47,8 +48,11 @@ async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) 
     settings.posting.level = logging.WARNING
     settings.execution.max_workers = WORKERS.handler_threads
     WORKERS.install(asyncio.get_running_loop())
-    wiring = await asyncio.to_thread(build, ControllerConfig.from_env())
+    config = ControllerConfig.from_env()
+    wiring = await asyncio.to_thread(build, config)
     memo.wiring = wiring
+    # Before any watch starts: the Minds' feed tells it which goals to watch.
+    memo.goals = watch_goals(wiring, config, asyncio.get_running_loop())
     memo.scheduler = Scheduler(
         asyncio.get_running_loop(), partial(_plan_tick, wiring), PLAN_TICK_SECONDS
     )
@@ -99,7 +103,7 @@ def mind_reconcile(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) 
     wiring.executor.review(namespace, name)
     # A spec change starts a cycle now rather than at the next interval, and its plans look
     # again at once (a Mind made active again, a budget raised) instead of at their next tick.
-    wiring.wakeups.wake(namespace, f"mind:{name}")
+    wiring.wakeups.wake(namespace, cycle_key(name))
     for plan in wiring.store.in_namespace(PLAN.plural, namespace):
         if (plan.get("spec") or {}).get("mind") == name:
             memo.scheduler.wake(namespace, plan["metadata"]["name"])
@@ -283,10 +287,12 @@ async def mind_daemon(
     logger: kopf.Logger,
     **_: Any,
 ) -> None:
-    """The mind's cycle, every ``cycleIntervalSeconds`` (sooner after a spec change)."""
+    """The mind's cycle, every ``cycleIntervalSeconds`` (sooner after a spec change, or a
+    change of a goal's subject: see ``goal_watch``)."""
     assert namespace is not None
     wiring: Wiring = memo.wiring
-    key = f"mind:{name}"
+    key = cycle_key(name)
+    wiring.wakeups.listen(namespace, key)
     try:
         while not stopped:
             try:

@@ -25,6 +25,13 @@ class Wakeups:
         with self._lock:
             return self._events.setdefault((namespace, name), asyncio.Event())
 
+    def listen(self, namespace: str, name: str) -> None:
+        """From now on a wake-up for this name is kept until the next ``sleep``: a daemon calls
+        this before its first cycle, so that a change heard during that cycle is not lost."""
+        with self._lock:
+            self._loop = asyncio.get_running_loop()
+        self._event(namespace, name)
+
     def wake(self, namespace: str, name: str) -> None:
         """Callable from any thread."""
         with self._lock:

@@ -48,6 +48,10 @@ def _register(kind: Kind) -> None:
         # Nothing goes into kopf's index itself: the store is the read side, and the index
         # brings kopf's guarantee that it is filled before anything else runs.
         news = memo.wiring.store.observe(kind.plural, body)
+        if kind is MIND:
+            # Even when it is no news to the store: a body a 409 re-read put there first is
+            # still news to the goals.
+            memo.goals.mind(body)
         react = ON_NEWS.get(kind.plural)
         if news and react is not None:
             react(memo, body)
@@ -58,6 +62,8 @@ def _register(kind: Kind) -> None:
         if type == "DELETED":
             meta = body.get("metadata") or {}
             memo.wiring.store.forget(kind.plural, meta["namespace"], meta["name"], meta.get("uid"))
+            if kind is MIND:
+                memo.goals.mind_gone(meta["namespace"], meta["name"])
 
     kopf.index(kind.group, kind.version, kind.plural, id=f"watch_{kind.plural}")(observe)
     kopf.on.event(kind.group, kind.version, kind.plural, id=f"follow_{kind.plural}")(follow)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -16,9 +18,11 @@ from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
 from minds.adapters.kube.posting import BackgroundEvents
 from minds.adapters.kube.secrets import SecretUnavailable, model_key
 from minds.adapters.kube.watched import WatchedResources, WatchStore
+from minds.adapters.kube.workload_watch import WorkloadWatches
 from minds.adapters.ledger import Ledger, check_app_role, check_schema
 from minds.adapters.model_client import EndpointNotConfigured, ModelClient, RoleNotAssigned
 from minds.adapters.model_endpoints import ModelEndpoints
+from minds.controller.goal_watch import GoalWatch
 from minds.controller.metrics import ControllerMetrics, start_metrics
 from minds.controller.settings import ControllerConfig
 from minds.controller.wakeups import Wakeups
@@ -26,6 +30,7 @@ from minds.controller.watch import WATCHED
 from minds.controller.workers import WORKERS
 from minds.domain.planning.planner import ModelProposal
 from minds.domain.resources.mind import MindSpec
+from minds.domain.wakeups import WakeReason
 from minds.engine.approval_service import ApprovalService
 from minds.engine.capability_service import CapabilityService
 from minds.engine.cycle import MindCycle
@@ -58,8 +63,11 @@ class Wiring:
     events: BackgroundEvents
     wakeups: Wakeups = field(default_factory=Wakeups)
     metrics: ControllerMetrics | None = None
+    workloads: WorkloadWatches | None = None
 
     def close(self) -> None:
+        if self.workloads is not None:
+            self.workloads.close()
         self.events.close()
         if self.metrics is not None:
             self.metrics.close()
@@ -185,3 +193,24 @@ def build(config: ControllerConfig) -> Wiring:
         store=store,
         events=events,
     )
+
+
+def watch_goals(
+    wiring: Wiring, config: ControllerConfig, loop: asyncio.AbstractEventLoop
+) -> GoalWatch:
+    """The goals' subjects watched, each change that matters waking its Minds' cycles early.
+    The watches get a client of their own: each holds a connection for minutes, which the
+    engine's pool is sized without."""
+    metrics = wiring.metrics
+
+    def woken(namespace: str, mind: str, reason: WakeReason) -> None:
+        if metrics is not None:
+            metrics.process.woken(namespace, mind, reason.value)
+
+    def later(seconds: float, call: Callable[[], None]) -> None:
+        loop.call_soon_threadsafe(loop.call_later, seconds, call)
+
+    goals = GoalWatch(wake=wiring.wakeups.wake, woken=woken, clock=utc_now, later=later)
+    wiring.workloads = WorkloadWatches(api_client(config.kubeconfig, config.context), goals)
+    goals.attach(wiring.workloads.follow)
+    return goals

@@ -5,6 +5,7 @@ from __future__ import annotations
 import yaml
 
 from minds.adapters.drivers.kubernetes import RBAC_RULES
+from minds.adapters.kube.workload_watch import RBAC_RULES as WATCH_RULES
 from minds.devenv.install import (
     WORKLOAD_POLICY,
     WORKLOADS_ROLE,
@@ -16,11 +17,11 @@ from minds.devenv.install import (
 FILES = chart_files(repo_root())
 
 
-def test_the_workloads_role_is_exactly_what_the_drivers_need() -> None:
+def test_the_workloads_role_is_exactly_what_the_drivers_and_the_goal_watches_need() -> None:
     role = yaml.safe_load((FILES / "controller-workloads-clusterrole.yaml").read_text())
 
     assert role["metadata"]["name"] == WORKLOADS_ROLE
-    assert role["rules"] == [dict(rule) for rule in RBAC_RULES]
+    assert role["rules"] == [dict(rule) for rule in (*RBAC_RULES, *WATCH_RULES)]
 
 
 def test_the_controllers_cluster_role_reads_no_pods_logs_or_workloads() -> None:

@@ -91,6 +91,11 @@ class ProcessMetrics(logging.Handler):
     def invoked(self, namespace: str, mind: str, capability: str, outcome: str) -> None:
         self._inc(m.EXECUTIONS, namespace, mind, capability, outcome)
 
+    # -- the controller's goal watch ----------------------------------------------------------
+
+    def woken(self, namespace: str, mind: str, reason: str) -> None:
+        self._inc(m.EARLY_WAKEUPS, namespace, mind, reason)
+
     # -- the ledger's LedgerObserver ------------------------------------------------------------
 
     def committed(self, appended: Sequence[EventRecord], seconds: float, wrote: bool) -> None:

@@ -153,6 +153,14 @@ REPLANS = _process(
 ABANDONED = _process(
     "intentions_abandoned_total", MetricType.COUNTER, "Intentions abandoned.", *_MIND
 )
+EARLY_WAKEUPS = _process(
+    "cycle_early_wakeups_total",
+    MetricType.COUNTER,
+    "Cycles woken before their interval by a change of a goal's subject, by what changed "
+    "(appeared, gone, generation, availability, replicas, conditions).",
+    *_MIND,
+    "reason",
+)
 RECONCILE_ERRORS = _process(
     "reconcile_errors_total",
     MetricType.COUNTER,
@@ -190,6 +198,7 @@ CATALOGUE: Final[tuple[MetricSpec, ...]] = (
     EXECUTIONS,
     REPLANS,
     ABANDONED,
+    EARLY_WAKEUPS,
     RECONCILE_ERRORS,
     LEDGER_ERRORS,
     LEDGER_WRITE,
