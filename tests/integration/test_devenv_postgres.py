@@ -41,11 +41,24 @@ def test_a_running_server_from_before_the_roles_gets_them(data_dir: Path) -> Non
     state = json.loads(state_file.read_text())
     with psycopg.connect(first.url, autocommit=True) as conn:
         conn.execute("DROP ROLE minds_controller")
+        conn.execute("DROP ROLE minds_viewer")
     state_file.write_text(json.dumps({k: state[k] for k in ("password", "port", "binDir")}))
+    assert "readerPassword" in state
 
     again = start_postgres(data_dir)
 
     assert again.pid == first.pid  # the same server, not a restart
     assert role(again.owner_url) == ("minds_owner", False)
     assert role(again.app_url) == ("minds_controller", False)
+    assert role(again.reader_url) == ("minds_viewer", False)
     assert role(again.url) == ("minds", True)
+
+
+def test_the_reader_login_reads_as_the_reader_role_only(data_dir: Path) -> None:
+    handle = start_postgres(data_dir)
+    with psycopg.connect(handle.reader_url) as conn:
+        groups = conn.execute(
+            "SELECT array_agg(g.rolname ORDER BY g.rolname) FROM pg_auth_members AS m "
+            "JOIN pg_roles AS g ON g.oid = m.roleid WHERE m.member = current_user::regrole"
+        ).fetchone()
+    assert groups == (["minds_reader"],)

@@ -1,5 +1,6 @@
-"""docs/ledger.md, run as written: its SQL sets up the two roles on a real Postgres, then its
-commands upgrade and verify the ledger, and the controller accepts the role it describes."""
+"""docs/ledger.md, run as written: its SQL sets up the three roles on a real Postgres, then its
+commands upgrade and verify the ledger (reading as the reader's login), the controller accepts
+the role it describes, and the reader's login reads and cannot write."""
 
 from __future__ import annotations
 
@@ -46,6 +47,8 @@ def documented_names(postgres_url: str) -> Iterator[dict[str, str]]:
         "minds_owner": f"doc_owner_{suffix}",
         "minds_app": f"doc_app_{suffix}",
         "minds_controller": f"doc_controller_{suffix}",
+        "minds_reader": f"doc_reader_{suffix}",
+        "minds_viewer": f"doc_viewer_{suffix}",
         "minds": f"doc_minds_{suffix}",
     }
     yield names
@@ -54,7 +57,8 @@ def documented_names(postgres_url: str) -> Iterator[dict[str, str]]:
     with psycopg.connect(make_conninfo(admin_url, dbname="postgres"), autocommit=True) as conn:
         database = sql.Identifier(names["minds"])
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(database))
-        for role in (names["minds_controller"], names["minds_app"], names["minds_owner"]):
+        logins = ("minds_viewer", "minds_reader", "minds_controller", "minds_app", "minds_owner")
+        for role in (names[login] for login in logins):
             if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
                 conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
                 conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
@@ -66,6 +70,7 @@ def test_the_documented_setup_upgrade_and_verify_work(
     passwords = {
         "<owner-password>": secrets.token_urlsafe(16),
         "<controller-password>": secrets.token_urlsafe(16),
+        "<viewer-password>": secrets.token_urlsafe(16),
     }
 
     def substituted(statement: str) -> str:
@@ -94,13 +99,23 @@ def test_the_documented_setup_upgrade_and_verify_work(
         passwords["<controller-password>"],
         database,
     )
+    reader_url = _url(
+        postgres_url, documented_names["minds_viewer"], passwords["<viewer-password>"], database
+    )
     env = {
         "MINDS_DATABASE_OWNER_URL": owner_url,
         "MINDS_DATABASE_URL": app_url,
+        "MINDS_DATABASE_READER_URL": reader_url,
         "MINDS_DATABASE_APP_ROLE": documented_names["minds_app"],
+        "MINDS_DATABASE_READER_ROLE": documented_names["minds_reader"],
     }
     outputs = run_documented(sh_commands(DOC), {}, env, tmp_path)
     assert "ledger intact: 0 rows in 0 chains" in outputs["minds db verify"]
+
+    with psycopg.connect(reader_url, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM events").fetchone() == (0,)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("DELETE FROM events")
 
     check_app_role(app_url)  # the controller accepts the documented controller login
     with pytest.raises(LedgerRoleError, match="owns table"):

@@ -8,14 +8,23 @@ import typer
 
 from minds.adapters.ledger import redact_url, schema_status
 from minds.adapters.ledger import upgrade as upgrade_schema
-from minds.adapters.ledger.db import DATABASE_URL_ENV, OWNER_URL_ENV
-from minds.adapters.ledger.privileges import APP_ROLE_ENV, LedgerRoleError
+from minds.adapters.ledger.db import DATABASE_URL_ENV, OWNER_URL_ENV, READER_URL_ENV
+from minds.adapters.ledger.privileges import APP_ROLE_ENV, READER_ROLE_ENV, LedgerRoleError
 from minds.adapters.ledger.verify import parse_heads, verify_chains
 
 app = typer.Typer(help="Manage the Postgres ledger.", no_args_is_help=True)
 
 URL = typer.Option(
     None, "--database-url", envvar=DATABASE_URL_ENV, help="Postgres URL of the ledger."
+)
+# What only reads (status, verify, why, timeline): a member of the reader role, else, for a
+# shell set up before it, the application's URL; either way every transaction is read-only.
+READER_URL = typer.Option(
+    None,
+    "--database-url",
+    envvar=[READER_URL_ENV, DATABASE_URL_ENV],
+    help=f"Postgres URL of the ledger, read only (default: {READER_URL_ENV}, else "
+    f"{DATABASE_URL_ENV}).",
 )
 OWNER_URL = typer.Option(
     None,
@@ -29,13 +38,23 @@ APP_ROLE = typer.Option(
     envvar=APP_ROLE_ENV,
     help="The role the controller's login belongs to (default minds_app).",
 )
+READER_ROLE = typer.Option(
+    None,
+    "--reader-role",
+    envvar=READER_ROLE_ENV,
+    help="The role whose members may only read the ledger (default minds_reader).",
+)
 
 
-def _url(url: str | None) -> str:
+def _url(url: str | None, env: str = DATABASE_URL_ENV) -> str:
     if not url:
-        typer.echo(f"error: no database: set {DATABASE_URL_ENV} or pass --database-url", err=True)
+        typer.echo(f"error: no database: set {env} or pass --database-url", err=True)
         raise typer.Exit(2)
     return url
+
+
+def _reader_url(url: str | None) -> str:
+    return _url(url, f"{READER_URL_ENV} (or {DATABASE_URL_ENV})")
 
 
 @app.command()
@@ -43,9 +62,10 @@ def upgrade(
     owner_url: str | None = OWNER_URL,
     database_url: str | None = URL,
     app_role: str | None = APP_ROLE,
+    reader_role: str | None = READER_ROLE,
 ) -> None:
     """Apply every migration up to the one this code needs, as the owner role, then grant the
-    application role exactly its privileges."""
+    application role and the reader role exactly their privileges."""
     if not owner_url:
         typer.echo(
             f"{OWNER_URL_ENV} is not set: migrating as the role of {DATABASE_URL_ENV}, which "
@@ -54,17 +74,19 @@ def upgrade(
         )
     url = _url(owner_url or database_url)
     try:
-        status = upgrade_schema(url, app_role=app_role)
+        status = upgrade_schema(url, app_role=app_role, reader_role=reader_role)
     except LedgerRoleError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+    for note in status.notes:
+        typer.echo(f"warning: {note}", err=True)
     typer.echo(f"{redact_url(url)}: {status.describe()}")
 
 
 @app.command()
-def status(database_url: str | None = URL) -> None:
+def status(database_url: str | None = READER_URL) -> None:
     """Say whether the schema is behind, at or ahead of this code (exit 1 unless at head)."""
-    url = _url(database_url)
+    url = _reader_url(database_url)
     st = schema_status(url)
     typer.echo(f"{redact_url(url)}: {st.describe()}")
     if not st.at_head:
@@ -73,7 +95,7 @@ def status(database_url: str | None = URL) -> None:
 
 @app.command()
 def verify(
-    database_url: str | None = URL,
+    database_url: str | None = READER_URL,
     heads_file: Path | None = typer.Option(
         None,
         "--heads-file",
@@ -84,7 +106,7 @@ def verify(
 ) -> None:
     """Recompute the hash chains of the append-only tables (exit 1 at the first break of any
     chain, naming table, mind and row, or if a kept head is no longer in its chain)."""
-    url = _url(database_url)
+    url = _reader_url(database_url)
     try:
         anchors = parse_heads(heads_file.read_text()) if heads_file and heads_file.exists() else []
     except ValueError as exc:

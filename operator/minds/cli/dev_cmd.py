@@ -41,6 +41,7 @@ def _up(state_dir: Path, with_controller: bool) -> devstack.Stack:
             kubeconfig=Path(kubeconfig) if kubeconfig else None,
             database_url=database_url,
             owner_database_url=os.environ.get("MINDS_DATABASE_OWNER_URL"),
+            reader_database_url=os.environ.get("MINDS_DATABASE_READER_URL"),
             with_controller=with_controller,
         )
     except Exception as exc:  # the message is the product here: say what failed and stop
@@ -133,7 +134,7 @@ def demo(
     applied = kubectl_json(kc, "get", "-f", str(manifest))
     meta = applied["metadata"]
     console.rule(f"the ledger: events of {meta['namespace']}/{meta['name']}")
-    with Ledger.from_url(stack.database_url) as ledger:
+    with Ledger.from_url(stack.reader_database_url, read_only=True) as ledger:
         rows = [
             (
                 str(e.id),

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 
 import typer
 
 from minds.adapters.kube.client import KubeResources, api_client, current_namespace
-from minds.adapters.ledger import Ledger
+from minds.adapters.ledger import DATABASE_URL_ENV, READER_URL_ENV, Ledger
+from minds.cli.db_cmd import READER_URL
 from minds.engine.why import Explainer
 
 NAMESPACE = typer.Option(None, "--namespace", "-n", help="Default: the context's namespace.")
@@ -16,18 +16,20 @@ OUTPUT = typer.Option("text", "--output", "-o", help="text or json.")
 KUBECONFIG = typer.Option(None, "--kubeconfig", envvar="KUBECONFIG")
 CONTEXT = typer.Option(None, "--context")
 DATABASE = typer.Option(
-    None, "--database-url", envvar="MINDS_DATABASE_URL", help="The ledger (Postgres URL)."
+    None, "--database-url", envvar=DATABASE_URL_ENV, help="The ledger (Postgres URL)."
 )
 
 
 def _explainer(
     kubeconfig: str | None, context: str | None, database_url: str | None
 ) -> tuple[Explainer, Ledger]:
-    url = database_url or os.environ.get("MINDS_DATABASE_URL")
-    if not url:
-        typer.echo("error: the ledger is needed: set MINDS_DATABASE_URL", err=True)
+    if not database_url:
+        typer.echo(
+            f"error: the ledger is needed: set {READER_URL_ENV} (or {DATABASE_URL_ENV})",
+            err=True,
+        )
         raise typer.Exit(2)
-    ledger = Ledger.from_url(url)
+    ledger = Ledger.from_url(database_url, read_only=True)
     return Explainer(
         resources=KubeResources(api_client(kubeconfig, context)), ledger=ledger
     ), ledger
@@ -40,7 +42,7 @@ def why(
     output: str = OUTPUT,
     kubeconfig: str | None = KUBECONFIG,
     context: str | None = CONTEXT,
-    database_url: str | None = DATABASE,
+    database_url: str | None = READER_URL,
 ) -> None:
     """Walk from an action back to the plan, intention, want and what started it."""
     kind, _, name = target.partition("/")
@@ -70,7 +72,7 @@ def timeline(
     output: str = OUTPUT,
     kubeconfig: str | None = KUBECONFIG,
     context: str | None = CONTEXT,
-    database_url: str | None = DATABASE,
+    database_url: str | None = READER_URL,
 ) -> None:
     """The mind's agency timeline: every event and choice, in order."""
     explainer, ledger = _explainer(kubeconfig, context, database_url)
@@ -97,11 +99,10 @@ def fork(
 
     from minds.engine.fork_service import ForkService
 
-    url = database_url or os.environ.get("MINDS_DATABASE_URL")
-    if not url:
-        typer.echo("error: the ledger is needed: set MINDS_DATABASE_URL", err=True)
+    if not database_url:
+        typer.echo(f"error: the ledger is needed: set {DATABASE_URL_ENV}", err=True)
         raise typer.Exit(2)
-    with Ledger.from_url(url) as ledger:
+    with Ledger.from_url(database_url) as ledger:
         service = ForkService(
             resources=KubeResources(api_client(kubeconfig, context)),
             ledger=ledger,

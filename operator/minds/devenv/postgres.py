@@ -2,12 +2,14 @@
 
 One server per data directory, on 127.0.0.1 and a free port, with its unix socket inside the
 data directory (so only the directory's owner can reach it). The database `minds` is created on
-first start, with the ledger's two roles (docs/ledger.md), as a platform team would set them up:
+first start, with the ledger's roles (docs/ledger.md), as a platform team would set them up:
 
 - `minds` (the bootstrap superuser): creates databases and roles; tests use it to tamper.
 - `minds_owner` (LOGIN, no superuser): owns the database; `minds db upgrade` runs as it.
 - `minds_app` (NOLOGIN group) and its member `minds_controller` (LOGIN): what the controller
   connects as; privileges on the tables come from the migrations.
+- `minds_reader` (NOLOGIN group) and its member `minds_viewer` (LOGIN): what people and
+  dashboards read the ledger as (`why`, `timeline`); SELECT only, granted by the migrations.
 
 Each login has a random password for TCP connections, kept in a state file in the data
 directory.
@@ -49,12 +51,13 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from minds.adapters.ledger import DEFAULT_APP_ROLE
+from minds.adapters.ledger import DEFAULT_APP_ROLE, DEFAULT_READER_ROLE
 
 __all__ = [
     "APP_LOGIN",
     "BIN_ENV",
     "OWNER_ROLE",
+    "READER_LOGIN",
     "SUPERUSER",
     "USER_ENV",
     "PostgresBinaries",
@@ -76,6 +79,7 @@ DEFAULT_SYSTEM_USER = "minds-postgres"
 SUPERUSER = "minds"
 OWNER_ROLE = "minds_owner"
 APP_LOGIN = "minds_controller"
+READER_LOGIN = "minds_viewer"
 DATABASE = "minds"
 HOST = "127.0.0.1"
 
@@ -107,7 +111,8 @@ class PostgresHandle:
     """A running embedded server. The URLs carry passwords, so they are left out of repr.
 
     `url` is the superuser's, `owner_url` the ledger owner's (migrations), `app_url` the
-    controller's (a member of the application role)."""
+    controller's (a member of the application role), `reader_url` a member of the reader role
+    (reading commands)."""
 
     url: str = field(repr=False)
     data_dir: Path
@@ -115,6 +120,7 @@ class PostgresHandle:
     pid: int
     owner_url: str = field(repr=False, default="")
     app_url: str = field(repr=False, default="")
+    reader_url: str = field(repr=False, default="")
 
     def url_for(self, database: str) -> str:
         """The URL of another database on this server (e.g. `postgres` for admin work)."""
@@ -153,6 +159,7 @@ class _State:
     bin_dir: str
     owner_password: str = field(default_factory=_new_password)
     app_password: str = field(default_factory=_new_password)
+    reader_password: str = field(default_factory=_new_password)
 
     def save(self, data_dir: Path) -> None:
         path = data_dir / _STATE_FILE
@@ -166,6 +173,7 @@ class _State:
                     "binDir": self.bin_dir,
                     "ownerPassword": self.owner_password,
                     "appPassword": self.app_password,
+                    "readerPassword": self.reader_password,
                 },
                 out,
             )
@@ -176,13 +184,14 @@ class _State:
         if not path.exists():
             return None
         raw = json.loads(path.read_text())
-        # A state file from before the ledger roles gets their passwords now.
+        # A state file from before a ledger role gets its password now.
         return cls(
             password=raw["password"],
             port=raw.get("port"),
             bin_dir=raw["binDir"],
             owner_password=raw.get("ownerPassword") or _new_password(),
             app_password=raw.get("appPassword") or _new_password(),
+            reader_password=raw.get("readerPassword") or _new_password(),
         )
 
 
@@ -616,12 +625,21 @@ def _wait_ready(binaries: PostgresBinaries, port: int, deadline: float, data_dir
 
 
 def ensure_ledger_roles(
-    admin_url: str, *, owner_password: str, app_password: str, app_role: str = DEFAULT_APP_ROLE
+    admin_url: str,
+    *,
+    owner_password: str,
+    app_password: str,
+    reader_password: str | None = None,
+    app_role: str = DEFAULT_APP_ROLE,
+    reader_role: str = DEFAULT_READER_ROLE,
 ) -> None:
     """Create (or reset the passwords of) the ledger's owner, its application group role and
-    the controller's login in it, as a superuser; the SQL is the one docs/ledger.md gives."""
+    the controller's login in it, and the reader group role with (given `reader_password`) a
+    login in it, as a superuser; the SQL is the one docs/ledger.md gives."""
     with psycopg.connect(admin_url, autocommit=True) as conn:
-        logins = ((OWNER_ROLE, owner_password), (APP_LOGIN, app_password))
+        logins = [(OWNER_ROLE, owner_password), (APP_LOGIN, app_password)]
+        if reader_password is not None:
+            logins.append((READER_LOGIN, reader_password))
         for name, password in logins:
             _create_role(conn, name, "LOGIN")
             conn.execute(
@@ -630,9 +648,14 @@ def ensure_ledger_roles(
                 ).format(sql.Identifier(name), sql.Literal(password))
             )
         _create_role(conn, app_role, "NOLOGIN")
-        conn.execute(
-            sql.SQL("GRANT {} TO {}").format(sql.Identifier(app_role), sql.Identifier(APP_LOGIN))
-        )
+        members = [(app_role, APP_LOGIN)]
+        _create_role(conn, reader_role, "NOLOGIN")
+        if reader_password is not None:
+            members.append((reader_role, READER_LOGIN))
+        for group, login in members:
+            conn.execute(
+                sql.SQL("GRANT {} TO {}").format(sql.Identifier(group), sql.Identifier(login))
+            )
 
 
 def _create_role(conn: psycopg.Connection, name: str, login: str) -> None:
@@ -680,7 +703,12 @@ def _ensure_database(handle: PostgresHandle, state: _State, deadline: float) -> 
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,))
         if exists.fetchone() is None:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
-    ensure_ledger_roles(admin, owner_password=state.owner_password, app_password=state.app_password)
+    ensure_ledger_roles(
+        admin,
+        owner_password=state.owner_password,
+        app_password=state.app_password,
+        reader_password=state.reader_password,
+    )
     prepare_ledger_database(admin, DATABASE)
 
 
@@ -700,6 +728,7 @@ def _handle(data_dir: Path, state: _State, port: int, *, pid: int | None = None)
         pid=pid,
         owner_url=url(OWNER_ROLE, state.owner_password),
         app_url=url(APP_LOGIN, state.app_password),
+        reader_url=url(READER_LOGIN, state.reader_password),
     )
 
 

@@ -42,6 +42,9 @@ class Stack:
     owner_database_url: str
     own_cluster: bool
     own_postgres: bool
+    # What the reading commands (`why`, `timeline`, `db verify`) connect as: a member of the
+    # reader role; the application's URL when no reader was given.
+    reader_database_url: str = ""
 
     def env_lines(self, tools: Path | None = None) -> str:
         """What ``source .dev/env`` sets: where the cluster and the ledger are, and ``tools``
@@ -52,6 +55,7 @@ class Stack:
             f"export KUBECONFIG={self.kubeconfig}\n"
             f"export MINDS_DATABASE_URL={self.database_url}\n"
             f"export MINDS_DATABASE_OWNER_URL={self.owner_database_url}\n"
+            f"export MINDS_DATABASE_READER_URL={self.reader_database_url or self.database_url}\n"
             f'export PATH="{bin_dir}:$PATH"\n'
         )
 
@@ -85,13 +89,15 @@ def up(
     kubeconfig: Path | None = None,
     database_url: str | None = None,
     owner_database_url: str | None = None,
+    reader_database_url: str | None = None,
     with_controller: bool = True,
 ) -> Stack:
     """Start (or reuse) every piece; safe to call again while it is already up.
 
     `database_url` is the controller's (a member of the application role), and
     `owner_database_url` the one migrations run as (default: `database_url`, which then must
-    own the ledger, and the controller will refuse it)."""
+    own the ledger, and the controller will refuse it), and `reader_database_url` the one the
+    reading commands use (default: `database_url`)."""
     state_dir.mkdir(parents=True, exist_ok=True)
     root = repo_root()
 
@@ -116,7 +122,9 @@ def up(
         pg_dir = postgres_dir(state_dir)
         pg = postgres.start_postgres(pg_dir, durable=True)  # or the one already running
         database_url, owner_database_url = pg.app_url, pg.owner_url
+        reader_database_url = pg.reader_url
     owner_database_url = owner_database_url or database_url
+    reader_database_url = reader_database_url or database_url
     upgrade(owner_database_url)
 
     # The demo's minds live in the default namespace: the chart's managedNamespaces.
@@ -133,6 +141,7 @@ def up(
         owner_database_url=owner_database_url,
         own_cluster=own_cluster,
         own_postgres=own_postgres,
+        reader_database_url=reader_database_url,
     )
     (state_dir / STATE_FILE).write_text(
         json.dumps({k: str(v) for k, v in asdict(stack).items()}, indent=2)

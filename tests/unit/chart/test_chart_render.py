@@ -14,6 +14,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from minds.adapters.ledger import APP_ROLE_ENV, READER_ROLE_ENV
 from minds.adapters.model_endpoints import ModelEndpoints
 from minds.controller.settings import (
     APPROVAL_TTL_ENV,
@@ -263,6 +264,15 @@ def test_the_controller_gets_the_application_role_and_never_the_owner(helm: Helm
     assert _env(container)["MINDS_DATABASE_OWNER_URL"] == {
         "secretKeyRef": {"name": "minds-ledger-owner", "key": "url"}
     }
+
+
+def test_the_migration_job_grants_the_roles_the_values_name(helm: Helm) -> None:
+    values = {"database.appRole": "ops_app", "database.readerRole": "ops_reader"}
+    job = find(helm.objects(values), "Job", "minds-db-upgrade")
+    env = _env(job["spec"]["template"]["spec"]["containers"][0])
+    assert (env[APP_ROLE_ENV], env[READER_ROLE_ENV]) == ("ops_app", "ops_reader")
+    unset = find(helm.objects(), "Job", "minds-db-upgrade")["spec"]["template"]["spec"]
+    assert READER_ROLE_ENV not in _env(unset["containers"][0])
 
 
 def test_the_model_endpoints_reach_the_controller_as_configured(helm: Helm, tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ def stack(tmp_path: Path) -> Stack:
         owner_database_url="postgresql+psycopg://owner@127.0.0.1:1/minds",
         own_cluster=True,
         own_postgres=True,
+        reader_database_url="postgresql+psycopg://viewer@127.0.0.1:1/minds",
     )
 
 
@@ -63,3 +64,14 @@ def test_kubectl_finds_the_plugin_after_sourcing(tmp_path: Path) -> None:
     assert listed.returncode == 0, listed.stderr
     assert "why" in listed.stdout
     assert "timeline" in listed.stdout
+
+
+def test_the_env_file_points_the_reading_commands_at_the_reader(tmp_path: Path) -> None:
+    env_file = tmp_path / "env"
+    env_file.write_text(stack(tmp_path).env_lines())
+    found = sourced(env_file, "echo $MINDS_DATABASE_READER_URL $MINDS_DATABASE_URL")
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.split() == [
+        "postgresql+psycopg://viewer@127.0.0.1:1/minds",
+        "postgresql+psycopg://app@127.0.0.1:1/minds",
+    ]

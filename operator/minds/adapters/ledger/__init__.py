@@ -9,6 +9,7 @@ per mind (`chain`), and `verify_chains` recomputes the chains.
 from minds.adapters.ledger.db import (
     DATABASE_URL_ENV,
     OWNER_URL_ENV,
+    READER_URL_ENV,
     make_engine,
     normalize_url,
     redact_url,
@@ -28,6 +29,8 @@ from minds.adapters.ledger.migrate import (
 from minds.adapters.ledger.privileges import (
     APP_ROLE_ENV,
     DEFAULT_APP_ROLE,
+    DEFAULT_READER_ROLE,
+    READER_ROLE_ENV,
     LedgerRoleError,
     check_app_role,
 )
@@ -40,8 +43,11 @@ __all__ = [
     "APP_ROLE_ENV",
     "DATABASE_URL_ENV",
     "DEFAULT_APP_ROLE",
+    "DEFAULT_READER_ROLE",
     "MIGRATIONS_DIR",
     "OWNER_URL_ENV",
+    "READER_ROLE_ENV",
+    "READER_URL_ENV",
     "Ledger",
     "LedgerRoleError",
     "SchemaAheadError",

@@ -9,7 +9,7 @@ changes the database behind an operator's back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from alembic import command
@@ -65,6 +65,9 @@ class SchemaStatus:
     current: str | None
     head: str
     known: bool
+    # What the person who migrated should know and do (an upgrade's, e.g. a role it could not
+    # create); empty for a status that was only read.
+    notes: tuple[str, ...] = ()
 
     @property
     def at_head(self) -> bool:
@@ -125,7 +128,7 @@ def current(url: str | URL) -> str | None:
     """The revision the database is at; None if no migration was ever applied."""
     # One-shot engines (NullPool) keep no connection open after the call, so a caller can drop
     # the database right after, as the tests do.
-    engine = make_engine(url, poolclass=NullPool)
+    engine = make_engine(url, read_only=True, poolclass=NullPool)
     try:
         with engine.connect() as connection:
             return current_on(connection)
@@ -161,10 +164,17 @@ def raise_unless_at_head(status: SchemaStatus, url: str | URL) -> SchemaStatus:
     raise SchemaBehindError(message)
 
 
-def upgrade(url: str | URL, revision: str = "head", *, app_role: str | None = None) -> SchemaStatus:
+def upgrade(
+    url: str | URL,
+    revision: str = "head",
+    *,
+    app_role: str | None = None,
+    reader_role: str | None = None,
+) -> SchemaStatus:
     """Apply migrations up to `revision`, in one transaction, under an advisory lock, then
     grant the application role (`app_role`, else MINDS_DATABASE_APP_ROLE, else minds_app)
-    exactly its privileges. Run as the owner role."""
+    and the reader role (`reader_role`, else MINDS_DATABASE_READER_ROLE, else minds_reader)
+    exactly their privileges. Run as the owner role."""
     engine = make_engine(url, poolclass=NullPool)
     try:
         with engine.begin() as connection:
@@ -173,7 +183,9 @@ def upgrade(url: str | URL, revision: str = "head", *, app_role: str | None = No
             config = alembic_config()
             config.attributes["connection"] = connection
             config.attributes["app_role"] = app_role
+            config.attributes["reader_role"] = reader_role
             command.upgrade(config, revision)
-            return status_of(current_on(connection))
+            notes = tuple(config.attributes.get("notes", ()))
+            return replace(status_of(current_on(connection)), notes=notes)
     finally:
         engine.dispose()

@@ -1,11 +1,15 @@
-"""Who may do what to the ledger: the owner migrates, the application role only appends.
+"""Who may do what to the ledger: the owner migrates, the application role only appends, the
+reader role only reads.
 
-Two roles. The **owner** (whoever runs `minds db upgrade`) owns every table, trigger and
+Three roles. The **owner** (whoever runs `minds db upgrade`) owns every table, trigger and
 function. The **application role** (default `minds_app`, a NOLOGIN group role; the controller's
 login user is a member) may SELECT and INSERT on the append-only tables, also UPDATE the tables
 that hold current state, USAGE the sequences the append-only triggers draw ids from, and nothing
 else: it owns nothing, so it cannot alter, disable or drop a trigger, replace a function, drop
-or rename a table, nor (as it is no superuser) set `session_replication_role`.
+or rename a table, nor (as it is no superuser) set `session_replication_role`. The **reader
+role** (default `minds_reader`, NOLOGIN; people and dashboards log in as members) may SELECT
+the tables the code classifies and nothing else, so reading the ledger never needs the right
+to write it.
 
 The grants are re-applied after every migration run, from the table lists in `schema`:
 REVOKE ALL, then GRANT exactly what each table's kind allows. Not ALTER DEFAULT PRIVILEGES:
@@ -34,16 +38,22 @@ from minds.adapters.ledger.schema import APPEND_ONLY_TABLES, MUTABLE_TABLES
 __all__ = [
     "APP_ROLE_ENV",
     "DEFAULT_APP_ROLE",
+    "DEFAULT_READER_ROLE",
+    "READER_ROLE_ENV",
     "LedgerRoleError",
     "app_role",
     "apply_privileges",
+    "apply_reader_privileges",
     "check_app_role",
     "check_app_role_on",
+    "reader_role",
     "role_problems",
 ]
 
 APP_ROLE_ENV = "MINDS_DATABASE_APP_ROLE"
 DEFAULT_APP_ROLE = "minds_app"
+READER_ROLE_ENV = "MINDS_DATABASE_READER_ROLE"
+DEFAULT_READER_ROLE = "minds_reader"
 DOCS = "docs/ledger.md"
 
 _ROLE_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -57,6 +67,10 @@ TABLE_GRANTS: dict[str, tuple[str, ...]] = {
     _VERSION_TABLE: ("SELECT",),
 }
 
+# The reader may read every table the code classifies (what `why`, `timeline`, `db status` and
+# `db verify` need) and write none; no sequence either, as it draws no ids.
+READER_GRANTS: dict[str, tuple[str, ...]] = {table: ("SELECT",) for table in TABLE_GRANTS}
+
 
 class LedgerRoleError(RuntimeError):
     """The database role cannot be used as asked; the message says why and what to do."""
@@ -64,10 +78,20 @@ class LedgerRoleError(RuntimeError):
 
 def app_role(configured: str | None = None) -> str:
     """The application role's name: `configured`, else MINDS_DATABASE_APP_ROLE, else minds_app."""
-    name = configured or os.environ.get(APP_ROLE_ENV) or DEFAULT_APP_ROLE
+    return _role_name(configured, APP_ROLE_ENV, DEFAULT_APP_ROLE)
+
+
+def reader_role(configured: str | None = None) -> str:
+    """The reader role's name: `configured`, else MINDS_DATABASE_READER_ROLE, else
+    minds_reader."""
+    return _role_name(configured, READER_ROLE_ENV, DEFAULT_READER_ROLE)
+
+
+def _role_name(configured: str | None, env: str, default: str) -> str:
+    name = configured or os.environ.get(env) or default
     if not _ROLE_NAME.match(name):
         raise LedgerRoleError(
-            f"{APP_ROLE_ENV}={name!r} is not a plain role name "
+            f"{env}={name!r} is not a plain role name "
             "(lower-case letters, digits and _, at most 63, not starting with a digit)"
         )
     return name
@@ -77,24 +101,31 @@ def _quote(connection: Connection, name: str) -> str:
     return connection.dialect.identifier_preparer.quote_identifier(name)
 
 
-def _ensure_role(connection: Connection, role: str) -> None:
+def _try_create_role(connection: Connection, role: str) -> ProgrammingError | None:
+    """Create `role` (NOLOGIN) unless it exists; the refusal if the migrating role may not."""
     exists = connection.execute(text("SELECT 1 FROM pg_roles WHERE rolname = :r"), {"r": role})
     if exists.first() is not None:
-        return
+        return None
     try:
         with connection.begin_nested():
             connection.execute(text(f"CREATE ROLE {_quote(connection, role)} NOLOGIN"))
     except ProgrammingError as exc:
+        return exc
+    return None
+
+
+def _ensure_role(connection: Connection, role: str) -> None:
+    refused = _try_create_role(connection, role)
+    if refused is not None:
         raise LedgerRoleError(
             f"the application role {role!r} does not exist and the migrating role may not "
             f"create it; have an administrator run `CREATE ROLE {role} NOLOGIN;` (see {DOCS}), "
-            f"then run `minds db upgrade` again ({exc.orig})"
+            f"then run `minds db upgrade` again ({refused.orig})"
         ) from None
 
 
-def apply_privileges(connection: Connection, role: str) -> None:
-    """Create the application role if absent (NOLOGIN) and give it exactly its privileges."""
-    _ensure_role(connection, role)
+def _grant_exactly(connection: Connection, role: str, grants: dict[str, tuple[str, ...]]) -> None:
+    """Revoke everything `role` holds in the schema, then grant `grants` on the tables present."""
     quoted = _quote(connection, role)
     schema = _quote(connection, str(connection.execute(text("SELECT current_schema()")).scalar()))
     connection.execute(text(f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM {quoted}"))
@@ -106,11 +137,34 @@ def apply_privileges(connection: Connection, role: str) -> None:
             text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
         ).scalars()
     )
-    for table, privileges in TABLE_GRANTS.items():
+    for table, privileges in grants.items():
         if table in present:
             connection.execute(
                 text(f"GRANT {', '.join(privileges)} ON {schema}.{table} TO {quoted}")
             )
+
+
+def apply_reader_privileges(connection: Connection, role: str) -> str | None:
+    """Create the reader role if absent (NOLOGIN) and let it SELECT the ledger's tables, and
+    nothing else. When it is absent and the migrating role may not create it, grant nothing
+    and return what to tell the person upgrading: an install from before the reader role keeps
+    upgrading, and its people keep reading as before until an administrator creates it."""
+    if _try_create_role(connection, role) is not None:
+        return (
+            f"the reader role {role!r} does not exist and the migrating role may not create "
+            f"it, so nobody may read the ledger without write rights yet; have an "
+            f"administrator run `CREATE ROLE {role} NOLOGIN;` (see {DOCS}), then run "
+            "`minds db upgrade` again"
+        )
+    _grant_exactly(connection, role, READER_GRANTS)
+    return None
+
+
+def apply_privileges(connection: Connection, role: str) -> None:
+    """Create the application role if absent (NOLOGIN) and give it exactly its privileges."""
+    _ensure_role(connection, role)
+    quoted = _quote(connection, role)
+    _grant_exactly(connection, role, TABLE_GRANTS)
     for chained in CHAINED_TABLES:
         # At an older revision the column may not exist yet: then there is nothing to grant.
         sequence = connection.execute(

@@ -191,7 +191,7 @@ def verify_chains_on(connection: Connection, anchors: Sequence[ChainHead] = ()) 
 
 
 def verify_chains(url: str | URL, anchors: Sequence[ChainHead] = ()) -> Verification:
-    engine = make_engine(url, poolclass=NullPool, isolation_level="REPEATABLE READ")
+    engine = make_engine(url, read_only=True, poolclass=NullPool, isolation_level="REPEATABLE READ")
     try:
         with engine.begin() as connection:
             return verify_chains_on(connection, anchors)

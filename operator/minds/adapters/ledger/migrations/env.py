@@ -6,8 +6,10 @@ A caller either hands over an open connection (`config.attributes["connection"]`
 (`config.attributes["url"]`, falling back to MINDS_DATABASE_URL).
 
 Every online run ends by re-applying the application role's privileges
-(`config.attributes["app_role"]`, else MINDS_DATABASE_APP_ROLE, else minds_app), in the same
-transaction: whatever the migrations created, the role gets exactly what the code declares.
+(`config.attributes["app_role"]`, else MINDS_DATABASE_APP_ROLE, else minds_app) and the reader
+role's (`config.attributes["reader_role"]`, else MINDS_DATABASE_READER_ROLE, else minds_reader),
+in the same transaction: whatever the migrations created, each role gets exactly what the code
+declares. What the person upgrading should know is left in `config.attributes["notes"]`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,13 @@ from sqlalchemy import Connection
 from sqlalchemy.pool import NullPool
 
 from minds.adapters.ledger.db import DATABASE_URL_ENV, make_engine, normalize_url
-from minds.adapters.ledger.privileges import app_role, apply_privileges
+from minds.adapters.ledger.privileges import (
+    LedgerRoleError,
+    app_role,
+    apply_privileges,
+    apply_reader_privileges,
+    reader_role,
+)
 from minds.adapters.ledger.schema import Base
 
 config = context.config
@@ -42,7 +50,14 @@ def _configure(connection: Connection) -> None:
     )
     with context.begin_transaction():
         context.run_migrations()
-        apply_privileges(connection, app_role(config.attributes.get("app_role")))
+        application = app_role(config.attributes.get("app_role"))
+        reader = reader_role(config.attributes.get("reader_role"))
+        if reader == application:
+            # Granting the reader's privileges would take the application's writes away.
+            raise LedgerRoleError(f"the reader role and the application role are both {reader!r}")
+        apply_privileges(connection, application)
+        note = apply_reader_privileges(connection, reader)
+        config.attributes.setdefault("notes", []).extend([note] if note else [])
 
 
 def run_offline() -> None:
