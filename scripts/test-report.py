@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-import xml.etree.ElementTree as ET  # noqa: S405 (our own pytest's reports, not input from outside)
+import xml.etree.ElementTree as ET
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +27,7 @@ class Case:
 
 
 def cases(report: Path) -> list[Case]:
+    # Our own pytest's reports, not input from outside.
     root = ET.parse(report).getroot()  # noqa: S314
     found = []
     for case in root.iter("testcase"):
