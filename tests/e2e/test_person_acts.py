@@ -43,6 +43,8 @@ pytestmark = pytest.mark.usefixtures("session_controller")
 
 CONTROLLER = controller_username()
 ENDPOINTS = ("patch", "apply", "replace")
+#: How often a replace is tried again after losing the race with the controller's own write.
+REPLACE_ATTEMPTS = 5
 #: Every RBAC right, and a member of the group the Mind names: nothing but the rule under test
 #: stands in the way of whoever is impersonated with these.
 EVERY_RIGHT = ("system:masters", "minds:approvers")
@@ -144,19 +146,26 @@ def write(
         return run(
             cluster, forger, "patch", kind, name, "-n", namespace, "--type=merge", "-p", patch
         )
-    body = read(cluster, kind, namespace, name)
     if endpoint == "apply":
+        body = read(cluster, kind, namespace, name)
         manifest = {k: body[k] for k in ("apiVersion", "kind")}
         manifest["metadata"] = {"name": name, "namespace": namespace}
         manifest = merged(manifest, change)
         ssa = ("apply", "--server-side", "--force-conflicts", "--field-manager=forger")
         ssa += ("--validate=false", "-f", "-")
         return run(cluster, forger, *ssa, input_=json.dumps(manifest))
-    body.pop("status", None)
     # The API server validates; kubectl's own check would fail first for a forger it cannot
     # even read the schema as.
     replace = ("replace", "--validate=false", "-f", "-")
-    return run(cluster, forger, *replace, input_=json.dumps(merged(body, change)))
+    for _ in range(REPLACE_ATTEMPTS):
+        body = read(cluster, kind, namespace, name)
+        body.pop("status", None)
+        done = run(cluster, forger, *replace, input_=json.dumps(merged(body, change)))
+        # The controller wrote the object between our read and our replace: that is no
+        # verdict on the forger, so read it again and write again.
+        if "the object has been modified" not in done.stderr:
+            return done
+    return done
 
 
 @dataclass(frozen=True)

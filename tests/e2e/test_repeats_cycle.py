@@ -40,6 +40,20 @@ def plans_of(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
     return list(items["items"])
 
 
+def story(ledger: Ledger, namespace: str, plans: list[dict[str, Any]]) -> str:
+    """What a failure shows: each Plan (who made it, when, its phase) and the mind's choices."""
+    lines = [
+        f"plan {p['metadata']['name']} created {p['metadata']['creationTimestamp']} "
+        f"labels {p['metadata'].get('labels')} phase {(p.get('status') or {}).get('phase')}"
+        for p in plans
+    ]
+    lines += [
+        f"{d.decided_at.isoformat()} {d.kind} {d.outcome} {d.subjects} {d.data.get('reason')}"
+        for d in ledger.decisions(namespace=namespace)
+    ]
+    return "\n".join(lines)
+
+
 def restarts(ledger: Ledger, namespace: str) -> int:
     return len(ledger.executions(namespace=namespace, capability="service.restart"))
 
@@ -187,7 +201,8 @@ def test_a_due_commitment_acts_once(
     )
     cycles_pass(cluster, namespace, 4)
     assert restarts(e2e_ledger, namespace) == 1
-    assert len(plans_of(cluster, namespace)) == 1
+    plans = plans_of(cluster, namespace)
+    assert len(plans) == 1, story(e2e_ledger, namespace, plans)
     [want] = [w for w in e2e_ledger.wants(namespace, "keeper") if w["origin"] == "due_commitment"]
     assert want["status"] == "satisfied"
 

@@ -60,8 +60,9 @@ def test_a_budget_suspended_intention_resumes_when_the_mind_budget_is_raised(
     mind(cluster, namespace, budget={"checks": 2}, cycleIntervalSeconds=3600)
     deployment(cluster, namespace)
     set_health(cluster, namespace, True)
-    # The plan asks for 50 checks; its Mind allows 2: the Mind's budget is what blocks it.
-    steps = [monitor("M1", namespace, stable=4)]
+    # The plan asks for 50 checks; its Mind allows 2: the Mind's budget is what blocks it. The
+    # step needs more than two checks (a second apart) to hold for 20 s, however slow the run.
+    steps = [monitor("M1", namespace, stable=20)]
     apply(cluster, operator_plan(namespace, "watchful", steps, budget={"checks": 50}))
 
     reason = "budget exhausted: 2 of 2 checks used"
@@ -123,7 +124,8 @@ def test_a_budget_resumption_a_crash_cut_short_is_finished_by_the_next_controlle
     crashing = controller_factory(
         "resume-crash", extra_env={"MINDS_FAILPOINTS": "after-budget-resume"}
     )
-    steps = [monitor("M1", namespace, stable=4)]
+    # As above: two checks run out before the step holds for 20 s.
+    steps = [monitor("M1", namespace, stable=20)]
     apply(cluster, operator_plan(namespace, "watchful", steps, budget={"checks": 50}))
     wait_phase(cluster, namespace, "watchful", "blocked", timeout=120)
     intention = intention_of(e2e_ledger, cluster, namespace, "watchful")

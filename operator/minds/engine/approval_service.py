@@ -154,8 +154,8 @@ class ApprovalService:
         """Record what follows from the decision in ``spec``, the ledger and the clock, and show
         it in ``status``; returns the Approval as last read or written. ``owner_checked``: the
         caller knows the Plan is alive, so it is not looked up again. Raises NotFound."""
-        body, history = self.settle(namespace, name, owner_checked=owner_checked)
-        return self._show(namespace, name, history) or body
+        body, _ = self.settle(namespace, name, owner_checked=owner_checked)
+        return self._show(namespace, name) or body
 
     def settle(
         self, namespace: str, name: str, *, owner_checked: bool = False
@@ -218,11 +218,17 @@ class ApprovalService:
         except (NotFound, ValidationError):
             return None
 
-    def _show(self, namespace: str, name: str, history: Recorded) -> dict[str, Any] | None:
+    def _show(self, namespace: str, name: str) -> dict[str, Any] | None:
         """Write the status the ledger justifies, when it says anything else (or nothing yet):
-        a phase written by someone else is put back. None: the Approval is gone."""
+        a phase written by someone else is put back. None: the Approval is gone.
+
+        The ledger is read after the object, for the object read: whoever writes a status
+        records it in the ledger first, so the history is never older than the status shown
+        (an older one would write back a phase the other settlement moved past, which the
+        status guard refuses), and a re-created Approval is shown its own history."""
 
         def compute(current: dict[str, Any]) -> tuple[dict[str, Any] | None, None]:
+            history = self.recorded(current["metadata"]["uid"])
             shown = current.get("status") or {}
             derived = status_of(history, shown.get("observedGeneration"))
             try:
@@ -258,7 +264,7 @@ class ApprovalService:
             return False
         if self._record(body, WITHDRAWN, {"reason": reason}):
             self._events.post(body, type_="Normal", reason="Withdrawn", message=reason)
-        self._show(namespace, name, self.recorded(body["metadata"]["uid"]))
+        self._show(namespace, name)
         return True
 
     def _abandon(self, body: dict[str, Any], history: Recorded, reason: str) -> bool:
@@ -281,7 +287,7 @@ class ApprovalService:
                 continue  # a label is only a hint; the immutable origin decides
             meta = body["metadata"]
             if self._abandon(body, self.recorded(meta["uid"]), reason):
-                self._show(namespace, meta["name"], self.recorded(meta["uid"]))
+                self._show(namespace, meta["name"])
                 count += 1
         return count
 
@@ -294,7 +300,7 @@ class ApprovalService:
         payload: dict[str, JsonValue] = {"execution": execution, "outcome": message[:4096]}
         if self._record(body, EXECUTED, payload):
             self._events.post(body, type_="Normal", reason="Executed", message=message)
-        self._show(namespace, name, self.recorded(body["metadata"]["uid"]))
+        self._show(namespace, name)
 
     def not_executed(self, namespace: str, name: str, reason: str) -> None:
         """Approved, but the re-check just before acting refused it (a capability locked, a
@@ -305,7 +311,7 @@ class ApprovalService:
             return
         if self._record(body, NOT_EXECUTED, {"reason": reason[:4096]}):
             self._events.post(body, type_="Warning", reason="NotExecuted", message=reason)
-        self._show(namespace, name, self.recorded(body["metadata"]["uid"]))
+        self._show(namespace, name)
 
 
 def _waited(meta: Mapping[str, Any], now: datetime) -> float | None:

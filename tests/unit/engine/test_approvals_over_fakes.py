@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from minds.domain.approvals import Recorded
 from minds.domain.resources.kinds import APPROVAL, MIND, Kind
 from minds.engine.approval_service import ApprovalService
 from tests.unit.engine.harness import NAMESPACE, World, restart
@@ -110,3 +111,42 @@ def test_an_approval_recorded_before_the_mind_changed_is_refused_before_acting()
     looks(world, name)
     assert phase(world, name) == "Withdrawn"
     assert world.driver.calls == {}
+
+
+def test_the_handler_never_shows_a_phase_the_executor_moved_past() -> None:
+    """The handler settles a decision; before it writes the status, the executor acts and
+    records Executed. The handler's write must show Executed (the ledger read for the object it
+    writes), not the Approved it settled: the status guard refuses a terminal phase going back,
+    and the refusal was the settlement race that failed the controller."""
+    world, name = asking()
+    decide(world, name)
+
+    class Overtaken(ApprovalService):
+        def settle(
+            self, namespace: str, name: str, *, owner_checked: bool = False
+        ) -> tuple[dict[str, Any], Recorded]:
+            settled = super().settle(namespace, name, owner_checked=owner_checked)
+            world.run(
+                world.executor("a"),
+                "heal",
+                until=lambda: world.steps("heal")["P1"] != "awaiting_approval",
+            )
+            return settled
+
+    handler = Overtaken(
+        resources=world.resources, ledger=world.ledger, events=world.events, clock=world.clock
+    )
+    written: list[str] = []
+    replace = world.resources.replace_status
+
+    def recording(kind: Kind, body: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+        if kind is APPROVAL:
+            written.append(str(status.get("phase")))
+        return replace(kind, body, status)
+
+    world.resources.replace_status = recording  # type: ignore[method-assign]
+    handler.reconcile(NAMESPACE, name)
+    assert phase(world, name) == "Executed"
+    assert written[-1] == "Executed"
+    assert "Approved" not in written[written.index("Executed") :]
+    assert world.driver.calls == {"service.restart": 1}
