@@ -70,12 +70,11 @@ unit: venv helm prometheus ## Unit and property tests only (no services).
 # mostly wait (on controllers, rollouts, Postgres), so they run more workers than cores; each
 # worker starts its own control planes, Postgres and controllers, exactly as a sequential run
 # does, and takes whole files (module fixtures pause a worker's own session controller).
-# SERVICE_WORKERS=4 runs the service suites in 15.5 min instead of about 30 here, but under that
-# load the Approval handler and the executor can race to settle one decision (a status write the
-# status guard refuses; the settlement issue of the core track), which failed test_resuming.py
-# once: until that race is gone, the default stays one worker, and 4 is for the edit loop.
+# Measured here on 2 cores: one worker about 30 min, two 19.7 min, four 15.5 min. Two is the
+# default: four doubles the load on a machine other jobs share and buys 4 minutes; the edit
+# loop may ask for more (make test-services SERVICE_WORKERS=4).
 CPU_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
-SERVICE_WORKERS ?= 1
+SERVICE_WORKERS ?= 2
 # Each pytest run writes a JUnit report here; .ci/run prints the slowest tests from them.
 REPORTS := .cache/test-reports
 PYTEST_ARGS ?=

@@ -24,12 +24,15 @@ from tests.e2e.approval_support import (
     approval,
     asked,
     decide,
+    forge,
+    lifecycle,
     phase,
     restarted_at,
     setup_mind,
 )
-from tests.e2e.executor_support import apply, plan_body, wait_step, workload
+from tests.e2e.executor_support import apply, kube_events, plan_body, wait_step, workload
 from tests.fixtures.cluster import Cluster
+from tests.fixtures.waiting import eventually
 
 pytestmark = pytest.mark.usefixtures("session_controller")
 
@@ -247,3 +250,25 @@ def test_withdraw(
     assert late.returncode != 0
     assert e2e_ledger.executions(namespace=namespace) == []
     assert e2e_ledger.events(namespace=namespace, type="approval_withdrawn")
+
+
+@pytest.mark.usefixtures("controller_without_errors")
+def test_a_terminal_status_forged_with_the_controllers_token_is_reported_and_decides_nothing(
+    cluster: Cluster, namespace: str, e2e_ledger: Ledger
+) -> None:
+    """The status guard keeps a terminal phase, even one the ledger never recorded (written
+    with the controller's own token outside it): the controller cannot put it back, so it
+    says so in a Warning Event on the Approval, without failing, and the step still waits on
+    what the ledger says."""
+    setup_mind(cluster, namespace)
+    name = asked(cluster, namespace)
+    uid = phase(cluster, namespace, name, "Pending")["metadata"]["uid"]
+
+    forge(cluster, namespace, name, {"phase": "Withdrawn"}, "controller", "patch")
+    eventually(
+        lambda: "StatusNotShown" in kube_events(cluster, namespace, name),
+        what="a Warning that the forged phase stays shown",
+    )
+    assert phase(cluster, namespace, name, "Withdrawn")["status"]["phase"] == "Withdrawn"
+    assert lifecycle(e2e_ledger, uid) == {"approval_requested"}
+    assert wait_step(cluster, namespace, PLAN, "P1", "awaiting_approval")

@@ -60,6 +60,7 @@ class Reason(StrEnum):
     WITHDRAWN = "Withdrawn"
     EXECUTED = "Executed"
     NOT_EXECUTED = "NotExecuted"
+    STATUS_NOT_SHOWN = "StatusNotShown"
     # CapabilityGrant (its phases)
     PENDING = "Pending"
     ACTIVE = "Active"

@@ -12,6 +12,7 @@ service when it did, through :meth:`ApprovalService.executed`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Final, Protocol
@@ -40,7 +41,7 @@ from minds.domain.approvals import (
     status_of,
     withdrawable,
 )
-from minds.domain.errors import NotFound
+from minds.domain.errors import NotFound, Refused
 from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
 from minds.domain.resources.approval import (
     ApprovalOrigin,
@@ -61,6 +62,8 @@ from minds.engine.ports import Clock, EventPort, LedgerPort, ResourcePort
 from minds.engine.telemetry import NO_TELEMETRY, Telemetry
 
 __all__ = ["APPROVED", "DECISIONS", "EXPIRED", "WITHDRAWN", "ApprovalLedger", "ApprovalService"]
+
+log = logging.getLogger(__name__)
 
 #: The ledger events that end a wait for a person, and the outcome each counts as.
 DECISIONS: Final[Mapping[str, str]] = {
@@ -241,7 +244,31 @@ class ApprovalService:
             written, _ = write_status(self._resources, APPROVAL, namespace, name, compute)
         except NotFound:
             return None
+        except Refused as refusal:
+            return self._unshown(namespace, name, refusal)
         return written
+
+    def _unshown(self, namespace: str, name: str, refusal: Refused) -> dict[str, Any] | None:
+        """The status guard kept a phase the ledger does not record: a terminal one written
+        with the controller's own token outside the controller (or while its ledger was
+        another). It cannot be put back, and it decides nothing: the ledger does. Said as a
+        Warning each time the Approval changes (no traceback: nothing failed), and the
+        Approval is returned as the ledger has it, so its expiry is still timed."""
+        try:
+            current = self._resources.get(APPROVAL, namespace, name)
+        except NotFound:
+            return None
+        history = self.recorded(current["metadata"]["uid"])
+        shown = (current.get("status") or {}).get("phase")
+        message = (
+            f"status.phase shows {shown}, which the ledger does not record (it records "
+            f"{history.phase}); the status guard keeps it, and the ledger decides: "
+            f"{refusal}"
+        )[:1024]
+        log.warning("approval %s/%s: %s", namespace, name, message)
+        self._events.post(current, type_="Warning", reason="StatusNotShown", message=message)
+        derived = status_of(history, (current.get("status") or {}).get("observedGeneration"))
+        return {**current, "status": derived.to_k8s()}
 
     def _owner(self, namespace: str, origin: ApprovalOrigin) -> tuple[str | None, str | None]:
         """The uid and phase of the Plan the origin names, (None, None) when there is none."""

@@ -10,6 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 from minds.domain.approvals import Recorded
+from minds.domain.errors import Refused
 from minds.domain.resources.kinds import APPROVAL, MIND, Kind
 from minds.engine.approval_service import ApprovalService
 from tests.unit.engine.harness import NAMESPACE, World, restart
@@ -150,3 +151,31 @@ def test_the_handler_never_shows_a_phase_the_executor_moved_past() -> None:
     assert written[-1] == "Executed"
     assert "Approved" not in written[written.index("Executed") :]
     assert world.driver.calls == {"service.restart": 1}
+
+
+def test_a_terminal_status_the_guard_keeps_is_reported_and_decides_nothing() -> None:
+    """The controller's own token, in other hands, writes Withdrawn where the ledger records
+    nothing of the kind. The status guard keeps a terminal phase, so the handler cannot put it
+    back: it says so in a Warning, answers with the ledger's phase (Pending, so the expiry is
+    still timed) and does not fail; the executor goes on reading the ledger."""
+    world, name = asking()
+    stored(world, APPROVAL, name)["status"] = {"phase": "Withdrawn", "message": "trust me"}
+    replace = world.resources.replace_status
+
+    def guarded(kind: Kind, body: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+        held = world.resources.get(kind, NAMESPACE, body["metadata"]["name"])
+        if kind is APPROVAL and held["status"]["phase"] == "Withdrawn" != status["phase"]:
+            raise Refused(f"status.phase Withdrawn is terminal: it cannot become {status['phase']}")
+        return replace(kind, body, status)
+
+    world.resources.replace_status = guarded  # type: ignore[method-assign]
+    shown = approvals(world).reconcile(NAMESPACE, name)
+    assert shown["status"]["phase"] == "Pending"
+    assert phase(world, name) == "Withdrawn"
+    [(_, kind, _, message)] = [e for e in world.events.posted if e[2] == "StatusNotShown"]
+    assert kind == "Warning"
+    assert "shows Withdrawn" in message
+    assert "records Pending" in message
+    world.executor("a").tick(NAMESPACE, "heal")
+    assert world.steps("heal") == {"P1": "awaiting_approval"}
+    assert types(world, name) == {"approval_requested"}
