@@ -16,17 +16,20 @@ import kopf
 
 from minds.controller.goal_watch import cycle_key
 from minds.controller.persistence import SpecEssenceStorage
+from minds.controller.retrying import Retries
 from minds.controller.scheduling import FINISHED, Finished, Scheduler
 from minds.controller.settings import ControllerConfig
 from minds.controller.watch import wake_asking_plan
 from minds.controller.wiring import Wiring, build, watch_goals
 from minds.controller.workers import WORKERS
-from minds.domain.errors import NotFound, Refused
+from minds.domain.errors import Refused
 from minds.domain.execution.machine import FINAL_PLAN, OPEN_PLAN
 from minds.domain.plan_retention import CONCLUSION, MIN_LOOK, next_look
 from minds.domain.resources.common import API_GROUP, API_VERSION
 from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
 from minds.domain.resources.plan import RELEASE_ANNOTATION
+
+log = logging.getLogger(__name__)
 
 PREFIX = API_GROUP
 FINALIZER = f"{API_GROUP}/ledger"
@@ -56,6 +59,7 @@ async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) 
     memo.scheduler = Scheduler(
         asyncio.get_running_loop(), partial(_plan_tick, wiring), PLAN_TICK_SECONDS
     )
+    memo.retries = Retries(memo.scheduler)
     memo.retention = asyncio.create_task(_retain_plans(wiring))
 
 
@@ -87,7 +91,7 @@ async def _retain_plans(wiring: Wiring) -> None:
                 lambda: wiring.retention.sweep(wiring.store.objects(PLAN))
             )
         except Exception:  # a failed sweep is logged and tried again at the next one
-            logging.getLogger(__name__).exception("removing finished plans failed")
+            log.exception("removing finished plans failed")
             due = None
         delay = next_look(due, datetime.now(UTC))
 
@@ -129,28 +133,42 @@ def plan_admit(
     namespace: str | None,
     name: str,
     spec: kopf.Spec,
-    status: kopf.Status,
     memo: kopf.Memo,
+    logger: kopf.Logger,
     **_: Any,
 ) -> None:
     assert namespace is not None, "Plans are namespaced"
-    wiring: Wiring = memo.wiring
-    scheduler: Scheduler = memo.scheduler
-    admission = wiring.plans.admit(namespace, name)
-    phase = admission.status.phase.value if admission.changed else status.get("phase")
-    if spec.get("origin") != "dream" and phase in OPEN_PHASES:
+    dream = spec.get("origin") == "dream"
+    listing = type is None
+    retries: Retries = memo.retries
+    retries.run(
+        "admission",
+        (namespace, name),
+        partial(_admit, memo.wiring, memo.scheduler, namespace, name, dream, listing),
+        logger,
+    )
+
+
+def _admit(
+    wiring: Wiring,
+    scheduler: Scheduler,
+    namespace: str,
+    name: str,
+    dream: bool,
+    listing: bool,
+) -> None:
+    phase = wiring.plans.admit(namespace, name).status.phase
+    if not dream and phase in OPEN_PLAN:
         scheduler.run_plan(namespace, name)
-    elif type is None and phase in _FINISHED:
+    elif listing and phase in _FINISHED:
         # The initial listing: a plan that finished while no controller ran is concluded now;
         # one already concluded costs a ledger read, never an API request.
         wiring.executor.conclude_missed(namespace, name)
 
 
-#: Phases as the watch hands them (strings): plans that run get a task; a plan that finished
-#: with a conclusion the ledger keeps is concluded at start if it never was; a task ends at a
-#: final phase.
-OPEN_PHASES = frozenset(phase.value for phase in OPEN_PLAN)
-_FINISHED = frozenset(phase.value for phase, event in CONCLUSION.items() if event is not None)
+#: Plans that run get a task; a plan that finished with a conclusion the ledger keeps is
+#: concluded at start if it never was; a task ends at a final phase (as the watch hands it).
+_FINISHED = frozenset(phase for phase, event in CONCLUSION.items() if event is not None)
 _DONE = frozenset(phase.value for phase in FINAL_PLAN)
 
 #: The safety net, not the clock: a plan sleeps until the next-run time its status asks for
@@ -175,31 +193,37 @@ _UNDECIDED = ("Pending", "Approved", None)
 # a matter of the clock, not of an event: each open Approval has a timer at its `expiresAt`.
 @kopf.on.event(API_GROUP, API_VERSION, APPROVAL.plural, when=_present)
 def approval_reconcile(
-    namespace: str | None, name: str, spec: kopf.Spec, memo: kopf.Memo, **_: Any
+    namespace: str | None, name: str, memo: kopf.Memo, logger: kopf.Logger, **_: Any
 ) -> None:
     assert namespace is not None, "Approvals are namespaced"
+    retries: Retries = memo.retries
+    retries.run("decision", (namespace, name), partial(_decide, memo, namespace, name), logger)
+
+
+def _decide(memo: kopf.Memo, namespace: str, name: str) -> None:
     scheduler: Scheduler = memo.scheduler
     # The asking plan was woken by the watch already (see watch.ON_NEWS): it records and acts
     # on the decision itself, and whichever of the two records it first, the other finds it.
-    try:
-        after = memo.wiring.approvals.reconcile(namespace, name)
-    except NotFound:
-        return
+    after = memo.wiring.approvals.reconcile(namespace, name)
     if (after.get("status") or {}).get("phase") not in _UNDECIDED:
         scheduler.cancel("expiry", (namespace, name))
         return
     try:
-        expires = datetime.fromisoformat(str(spec["expiresAt"]).replace("Z", "+00:00"))
+        expires = datetime.fromisoformat(str(after["spec"]["expiresAt"]).replace("Z", "+00:00"))
     except (KeyError, ValueError):
         return  # admission refuses such an Approval; there is nothing to time
     scheduler.at("expiry", (namespace, name), expires, partial(_expire, memo, namespace, name))
 
 
 def _expire(memo: kopf.Memo, namespace: str, name: str) -> None:
-    with contextlib.suppress(NotFound):
-        after = memo.wiring.approvals.reconcile(namespace, name)
-        if (after.get("status") or {}).get("phase") != "Pending":
-            wake_asking_plan(memo, after)
+    retries: Retries = memo.retries
+    retries.run("expiry", (namespace, name), partial(_expire_now, memo, namespace, name), log)
+
+
+def _expire_now(memo: kopf.Memo, namespace: str, name: str) -> None:
+    after = memo.wiring.approvals.reconcile(namespace, name)
+    if (after.get("status") or {}).get("phase") != "Pending":
+        wake_asking_plan(memo, after)
 
 
 def _deleting(type: str, body: kopf.Body, **_: Any) -> bool:
@@ -298,7 +322,7 @@ async def mind_daemon(
             try:
                 await asyncio.to_thread(wiring.cycle.run, namespace, name)
             except Refused as exc:  # its namespace is being deleted, say: no trace needed
-                logging.getLogger(__name__).warning("cycle of %s/%s: %s", namespace, name, exc)
+                log.warning("cycle of %s/%s: %s", namespace, name, exc)
             except Exception:  # a failed cycle is logged and tried again next interval
                 # On the Mind's own logger, so it is counted as a reconcile error of a Mind.
                 logger.exception("cycle of %s/%s failed", namespace, name)

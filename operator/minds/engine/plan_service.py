@@ -53,11 +53,16 @@ class PlanService:
             mind = self._mind_view(namespace, spec.get("mind")) if reopens(current) else None
             generation = int(body["metadata"].get("generation", 1))
             admission = admit(spec, current, mind, generation, self._registry, self._clock())
-            return (admission.status.to_k8s() if admission.changed else None), admission
-
-        body, admission = write_status(self._resources, PLAN, namespace, name, compute)
-        if admission.changed and body is not None:
+            if not admission.changed:
+                return None, admission
+            # The ledger first, as every status writer does: a status written and a ledger
+            # that failed meanwhile would leave the plan shown validated and never recorded
+            # (the next try finds nothing to change). The row is keyed by the generation
+            # read, so writing it again on a 409 or a retry adds nothing.
             self._record(body, admission)
+            return admission.status.to_k8s(), admission
+
+        _, admission = write_status(self._resources, PLAN, namespace, name, compute)
         return admission
 
     def _record(self, body: dict[str, Any], admission: Admission) -> None:
