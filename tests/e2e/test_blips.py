@@ -17,6 +17,7 @@ from minds.adapters.ledger import Ledger
 from tests.e2e.approval_support import asked, decide, phase, restarted_at, setup_mind
 from tests.e2e.executor_support import apply, mind, operator_plan, wait_phase
 from tests.fixtures.cluster import Cluster, ControllerFactory
+from tests.fixtures.metrics import labels, samples, scrape
 from tests.fixtures.postgres import LedgerDatabase, connect
 from tests.fixtures.waiting import eventually
 
@@ -37,8 +38,7 @@ def ledger_down(database: LedgerDatabase) -> Iterator[None]:
         admin.execute(sql.SQL(allow).format(sql.Identifier(name), sql.SQL("false")))
         try:
             admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE datname = %s",
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
                 (name,),
             )
             yield
@@ -65,6 +65,8 @@ def test_a_plan_applied_while_the_ledger_is_down_runs_once_it_is_back(
             what="the admission failed while the ledger was down",
         )
     wait_phase(cluster, namespace, "through", "completed", timeout=120)
+    counted = samples(scrape(controller.metrics_url))["minds_retries_total"]
+    assert counted[labels(work="admission")] >= 1
 
 
 def test_a_decision_made_while_the_ledger_is_down_acts_once_it_is_back(
@@ -88,6 +90,8 @@ def test_a_decision_made_while_the_ledger_is_down_acts_once_it_is_back(
             what="the decision failed while the ledger was down",
         )
     phase(cluster, namespace, name, "Executed", timeout=120)
+    counted = samples(scrape(controller.metrics_url))["minds_retries_total"]
+    assert counted[labels(work="decision")] >= 1
     assert restarted_at(cluster, namespace) is not None
     [execution] = e2e_ledger.executions(namespace=namespace, capability="service.restart")
     assert execution.origin.attempt == 1

@@ -24,6 +24,7 @@ from minds.controller.wiring import Wiring, build, watch_goals
 from minds.controller.workers import WORKERS
 from minds.domain.errors import Refused
 from minds.domain.execution.machine import FINAL_PLAN, OPEN_PLAN
+from minds.domain.metrics.catalogue import ADMISSION_WORK, DECISION_WORK, EXPIRY_WORK
 from minds.domain.plan_retention import CONCLUSION, MIN_LOOK, next_look
 from minds.domain.resources.common import API_GROUP, API_VERSION
 from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
@@ -59,8 +60,14 @@ async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) 
     memo.scheduler = Scheduler(
         asyncio.get_running_loop(), partial(_plan_tick, wiring), PLAN_TICK_SECONDS
     )
-    memo.retries = Retries(memo.scheduler)
+    memo.retries = Retries(
+        memo.scheduler, retried=wiring.metrics.process.retried if wiring.metrics else _not_counted
+    )
     memo.retention = asyncio.create_task(_retain_plans(wiring))
+
+
+def _not_counted(work: str) -> None:
+    return None
 
 
 @kopf.on.cleanup()
@@ -142,7 +149,7 @@ def plan_admit(
     listing = type is None
     retries: Retries = memo.retries
     retries.run(
-        "admission",
+        ADMISSION_WORK,
         (namespace, name),
         partial(_admit, memo.wiring, memo.scheduler, namespace, name, dream, listing),
         logger,
@@ -197,7 +204,7 @@ def approval_reconcile(
 ) -> None:
     assert namespace is not None, "Approvals are namespaced"
     retries: Retries = memo.retries
-    retries.run("decision", (namespace, name), partial(_decide, memo, namespace, name), logger)
+    retries.run(DECISION_WORK, (namespace, name), partial(_decide, memo, namespace, name), logger)
 
 
 def _decide(memo: kopf.Memo, namespace: str, name: str) -> None:
@@ -217,7 +224,7 @@ def _decide(memo: kopf.Memo, namespace: str, name: str) -> None:
 
 def _expire(memo: kopf.Memo, namespace: str, name: str) -> None:
     retries: Retries = memo.retries
-    retries.run("expiry", (namespace, name), partial(_expire_now, memo, namespace, name), log)
+    retries.run(EXPIRY_WORK, (namespace, name), partial(_expire_now, memo, namespace, name), log)
 
 
 def _expire_now(memo: kopf.Memo, namespace: str, name: str) -> None:

@@ -43,8 +43,10 @@ class Retries:
         backoff: Backoff | None = None,
         draw: Callable[[], float] = random.random,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        retried: Callable[[str], None] = lambda work: None,
     ) -> None:
         self._timers = timers
+        self._retried = retried
         self._backoff = backoff or Backoff()
         self._draw = draw
         self._clock = clock
@@ -67,6 +69,7 @@ class Retries:
             with self._lock:
                 failures = self._failures[(work, *key)] = self._failures.get((work, *key), 0) + 1
             delay = self._backoff.delay(failures, self._draw())
+            self._retried(work)
             logger.exception(
                 "%s failed (%d in a row); trying again in %.1f s", work, failures, delay
             )

@@ -52,17 +52,17 @@ class Flaky:
             raise self.error
 
 
-def retries(timers: Timers) -> Retries:
-    return Retries(
-        timers, Backoff(base=0.5, cap=60.0, jitter=0.2), draw=lambda: 0.5, clock=lambda: NOW
-    )
+def retries(timers: Timers, counted: list[str] | None = None) -> Retries:
+    backoff = Backoff(base=0.5, cap=60.0, jitter=0.2)
+    told = counted if counted is not None else []
+    return Retries(timers, backoff, draw=lambda: 0.5, clock=lambda: NOW, retried=told.append)
 
 
 def test_failed_work_is_tried_again_later_each_time_until_it_succeeds(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    timers, work = Timers(), Flaky(3)
-    queue = retries(timers)
+    timers, work, counted = Timers(), Flaky(3), []
+    queue = retries(timers, counted)
     queue.run("admission", KEY, work, LOG)
     waits = []
     while ("retry admission", *KEY) in timers.due:
@@ -71,6 +71,7 @@ def test_failed_work_is_tried_again_later_each_time_until_it_succeeds(
     assert work.calls == 4
     assert waits == [timedelta(seconds=0.5), timedelta(seconds=1), timedelta(seconds=2)]
     assert queue.pending() == 0
+    assert counted == ["admission"] * 3
     assert "admission failed (3 in a row); trying again in 2.0 s" in caplog.text
 
 

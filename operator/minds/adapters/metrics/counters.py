@@ -56,6 +56,9 @@ class ProcessMetrics(logging.Handler):
         errors = self._metrics[m.RECONCILE_ERRORS]
         for kind in KINDS:
             errors.labels(kind.kind)
+        # Each kind of work starts at 0 too, so the first retry is an increase.
+        for work in m.RETRIED_WORK:
+            self._metrics[m.RETRIES].labels(work)
 
     def know_minds(self, minds: Iterable[tuple[str, str]]) -> None:
         """Start every Mind's per-Mind counters at 0: a Mind's first replan is then an
@@ -95,6 +98,11 @@ class ProcessMetrics(logging.Handler):
 
     def woken(self, namespace: str, mind: str, reason: str) -> None:
         self._inc(m.EARLY_WAKEUPS, namespace, mind, reason)
+
+    # -- the controller's retries -------------------------------------------------------------
+
+    def retried(self, work: str) -> None:
+        self._inc(m.RETRIES, work)
 
     # -- the ledger's LedgerObserver ------------------------------------------------------------
 

@@ -14,7 +14,18 @@ from typing import Final
 
 #: The only label names a metric may carry.
 LABELS: Final = frozenset(
-    {"namespace", "mind", "capability", "phase", "outcome", "reason", "resource", "kind", "version"}
+    {
+        "namespace",
+        "mind",
+        "capability",
+        "phase",
+        "outcome",
+        "reason",
+        "resource",
+        "kind",
+        "version",
+        "work",
+    }
 )
 
 
@@ -167,6 +178,19 @@ RECONCILE_ERRORS = _process(
     "Handler and daemon failures by resource kind.",
     "kind",
 )
+#: The values of RETRIES's ``work`` label: what the controller tries again after a failure
+#: (``minds.controller.retrying``).
+ADMISSION_WORK: Final = "admission"
+DECISION_WORK: Final = "decision"
+EXPIRY_WORK: Final = "expiry"
+RETRIED_WORK: Final = (ADMISSION_WORK, DECISION_WORK, EXPIRY_WORK)
+RETRIES = _process(
+    "retries_total",
+    MetricType.COUNTER,
+    "Work that failed and was set to be tried again, by what work (admission of a Plan, "
+    "decision or expiry of an Approval).",
+    "work",
+)
 LEDGER_ERRORS = _process(
     "ledger_errors_total", MetricType.COUNTER, "Ledger transactions that failed in the database."
 )
@@ -200,6 +224,7 @@ CATALOGUE: Final[tuple[MetricSpec, ...]] = (
     ABANDONED,
     EARLY_WAKEUPS,
     RECONCILE_ERRORS,
+    RETRIES,
     LEDGER_ERRORS,
     LEDGER_WRITE,
 )
