@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -194,3 +195,56 @@ def no_status_guard(cluster: Cluster) -> Iterator[None]:
             meta = binding["metadata"]
             binding["metadata"] = {"name": meta["name"], "labels": meta.get("labels") or {}}
             cluster.kubectl("create", "-f", "-", input_=json.dumps(binding))
+
+
+class ApprovalVersions:
+    """Every version of a namespace's Approvals the API server sends a watch that started
+    before any of them existed (from a listing's resourceVersion, so none is missed)."""
+
+    def __init__(self, cluster: Cluster, namespace: str) -> None:
+        from kubernetes import client, config, watch
+
+        api = client.CustomObjectsApi(config.new_client_from_config(str(cluster.kubeconfig)))
+        where = ("minds.dev", "v1alpha1", namespace, "approvals")
+        listed = api.list_namespaced_custom_object(*where)
+        self.seen: list[dict[str, Any]] = []
+        self._stopped = False
+        self._watch = watch.Watch()
+        self._stream = self._watch.stream(
+            api.list_namespaced_custom_object,
+            *where,
+            resource_version=listed["metadata"]["resourceVersion"],
+            timeout_seconds=600,
+        )
+        self._thread = threading.Thread(target=self._follow, daemon=True)
+        self._thread.start()
+
+    def _follow(self) -> None:
+        try:
+            for event in self._stream:
+                self.seen.append(event["object"])
+        except Exception:  # the connection cut by stop(), or the API server going away
+            if not self._stopped:
+                raise
+
+    def statuses(self, name: str) -> list[dict[str, Any]]:
+        """The statuses the Approval showed, in order, each change once: the first is what it
+        read when created, every later one a status write that changed something."""
+        shown: list[dict[str, Any]] = []
+        for version in list(self.seen):
+            if version["metadata"]["name"] != name:
+                continue
+            status = version.get("status") or {}
+            if not shown or shown[-1] != status:
+                shown.append(status)
+        return shown
+
+    def reached(self, name: str, resource_version: str) -> bool:
+        return any(
+            v["metadata"]["name"] == name and v["metadata"]["resourceVersion"] == resource_version
+            for v in list(self.seen)
+        )
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._watch.stop()

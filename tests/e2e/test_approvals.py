@@ -21,6 +21,7 @@ from minds.engine.capability_service import (
 from tests.e2e.approval_support import (
     MIND,
     PLAN,
+    ApprovalVersions,
     approval,
     asked,
     decide,
@@ -30,7 +31,14 @@ from tests.e2e.approval_support import (
     restarted_at,
     setup_mind,
 )
-from tests.e2e.executor_support import apply, kube_events, plan_body, wait_step, workload
+from tests.e2e.executor_support import (
+    apply,
+    kube_events,
+    plan_body,
+    wait_phase,
+    wait_step,
+    workload,
+)
 from tests.fixtures.cluster import Cluster
 from tests.fixtures.waiting import eventually
 
@@ -272,3 +280,27 @@ def test_a_terminal_status_forged_with_the_controllers_token_is_reported_and_dec
     assert phase(cluster, namespace, name, "Withdrawn")["status"]["phase"] == "Withdrawn"
     assert lifecycle(e2e_ledger, uid) == {"approval_requested"}
     assert wait_step(cluster, namespace, PLAN, "P1", "awaiting_approval")
+
+
+def test_an_approved_restart_writes_the_approvals_status_at_most_twice(
+    cluster: Cluster, namespace: str
+) -> None:
+    """Its status reads Pending from its creation (the schema's default: no write), then the
+    decision and the execution are shown: at most two status writes for the whole story, not
+    one per writer that settles it."""
+    setup_mind(cluster, namespace)
+    versions = ApprovalVersions(cluster, namespace)
+    try:
+        name = asked(cluster, namespace)
+        assert decide(cluster, namespace, name, "Approved", "approver").returncode == 0
+        phase(cluster, namespace, name, "Executed")
+        wait_phase(cluster, namespace, PLAN, "completed")
+        last = approval(cluster, namespace, name)["metadata"]["resourceVersion"]
+        eventually(lambda: versions.reached(name, last), what="the watch caught up")
+        shown = versions.statuses(name)
+    finally:
+        versions.stop()
+    assert shown[0] == {"phase": "Pending"}
+    assert shown[-1]["phase"] == "Executed"
+    writes = shown[1:]
+    assert len(writes) <= 2, [s.get("phase") for s in shown]

@@ -172,6 +172,11 @@ class ApprovalSpec(Model):
 
 
 class ApprovalStatus(Model):
+    # An Approval reads Pending from the moment it is created, with no status write: a create
+    # cannot carry a status, and the schema's default fills it in on every read. The first
+    # status write is then the first change of phase.
+    model_config = Model.model_config | {"json_schema_extra": {"default": {}}}
+
     phase: ApprovalPhase = ApprovalPhase.PENDING
     decided_at: datetime | None = None
     executed_at: datetime | None = None
