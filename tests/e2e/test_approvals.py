@@ -285,9 +285,10 @@ def test_a_terminal_status_forged_with_the_controllers_token_is_reported_and_dec
 def test_an_approved_restart_writes_the_approvals_status_at_most_twice(
     cluster: Cluster, namespace: str
 ) -> None:
-    """Its status reads Pending from its creation (the schema's default: no write), then the
-    decision and the execution are shown: at most two status writes for the whole story, not
-    one per writer that settles it."""
+    """Its status reads Pending from its creation (the schema's default: no write); the
+    decision is shown by the execution that follows it at once (Executed), or as Approved
+    first when the executor is slower than the handler's grace: one or two status writes for
+    the whole story, never one per writer that settles it."""
     setup_mind(cluster, namespace)
     versions = ApprovalVersions(cluster, namespace)
     try:

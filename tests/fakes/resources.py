@@ -68,8 +68,12 @@ class FakeResources:
             "resourceVersion": str(next(self._versions)),
             "generation": 1,
         }
-        # The status subresource: a create never sets status.
+        # The status subresource: a create never sets status, but a schema default fills it
+        # in on every read (an Approval reads Pending from its creation).
         stored.pop("status", None)
+        extra = kind.status.model_config.get("json_schema_extra")
+        if isinstance(extra, dict) and "default" in extra:
+            stored["status"] = kind.status().to_k8s()
         self._objects[key] = stored
         self.writes += 1
         return _copied(stored)

@@ -25,9 +25,10 @@ from minds.domain.executions import (
 )
 from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus, intention_id
 from minds.domain.ledger import EventRecord, SubjectRef
-from minds.domain.resources.kinds import PLAN
+from minds.domain.resources.kinds import APPROVAL, PLAN
 from minds.engine.ports import ResourcePort
 from minds.engine.promises import Promises
+from tests.e2e.test_status_guard import approval_body
 from tests.fakes.ledger import FakeLedger
 from tests.fakes.resources import FakeResources
 from tests.fixtures.cluster import Cluster
@@ -145,6 +146,16 @@ def test_a_status_write_is_conditional_on_the_resource_version(
     with pytest.raises(Conflict):
         port.replace_status(PLAN, read, _status("failed"))  # stale: someone wrote since
     assert port.get(PLAN, ns, "one")["status"]["phase"] == "executing"
+
+
+def test_an_approval_reads_pending_from_its_creation(
+    resources: tuple[ResourcePort, str],
+) -> None:
+    """No status write is needed to show a fresh Approval Pending: its schema's default."""
+    port, ns = resources
+    created = port.create(APPROVAL, ns, approval_body(ns, "ask"))
+    assert created["status"] == {"phase": "Pending"}
+    assert port.get(APPROVAL, ns, "ask")["status"] == {"phase": "Pending"}
 
 
 def test_a_status_write_changes_only_the_status(resources: tuple[ResourcePort, str]) -> None:

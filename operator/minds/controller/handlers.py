@@ -211,7 +211,11 @@ def _decide(memo: kopf.Memo, namespace: str, name: str) -> None:
     scheduler: Scheduler = memo.scheduler
     # The asking plan was woken by the watch already (see watch.ON_NEWS): it records and acts
     # on the decision itself, and whichever of the two records it first, the other finds it.
-    after = memo.wiring.approvals.reconcile(namespace, name)
+    after, show_at = memo.wiring.approvals.decided(namespace, name)
+    if show_at is not None:
+        scheduler.at("show", (namespace, name), show_at, partial(_show, memo, namespace, name))
+    else:
+        scheduler.cancel("show", (namespace, name))
     if (after.get("status") or {}).get("phase") not in _UNDECIDED:
         scheduler.cancel("expiry", (namespace, name))
         return
@@ -220,6 +224,13 @@ def _decide(memo: kopf.Memo, namespace: str, name: str) -> None:
     except (KeyError, ValueError):
         return  # admission refuses such an Approval; there is nothing to time
     scheduler.at("expiry", (namespace, name), expires, partial(_expire, memo, namespace, name))
+
+
+def _show(memo: kopf.Memo, namespace: str, name: str) -> None:
+    """A fresh approval the executor has not acted on in time is shown Approved."""
+    retries: Retries = memo.retries
+    show = partial(memo.wiring.approvals.reconcile, namespace, name)
+    retries.run(DECISION_WORK, (namespace, name), show, log)
 
 
 def _expire(memo: kopf.Memo, namespace: str, name: str) -> None:

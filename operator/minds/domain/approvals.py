@@ -256,6 +256,20 @@ _NEXT: Mapping[ApprovalPhase, Callable[[ApprovalSpec, datetime, str | None], Tra
 }
 
 
+#: How long an approval may go unshown while the plan that asked acts on it (see
+#: ``shown_later``): the executor acts within a second when nothing holds it back.
+APPROVED_SHOWN_AFTER = timedelta(seconds=5)
+
+
+def shown_later(recorded: Recorded, shown: str | None) -> bool:
+    """Whether the status write of a fresh approval can wait: the ledger says Approved and the
+    status still shows Pending. The executor of the asking plan, woken by the same decision, is
+    about to act and show Executed; writing Approved first would cost a write the action makes
+    moot. If the action has not come after ``APPROVED_SHOWN_AFTER`` (its target held, its plan
+    blocked), Approved is shown then. Every other change is shown at once."""
+    return recorded.phase is ApprovalPhase.APPROVED and shown in (None, ApprovalPhase.PENDING)
+
+
 def next_transition(
     spec: ApprovalSpec, recorded: Recorded, now: datetime, refusal: str | None = None
 ) -> Transition | None:

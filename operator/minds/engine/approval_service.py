@@ -21,6 +21,7 @@ from pydantic import JsonValue, ValidationError
 
 from minds.domain.approvals import (
     APPROVED,
+    APPROVED_SHOWN_AFTER,
     DENIED,
     EXECUTED,
     EXPIRED,
@@ -38,6 +39,7 @@ from minds.domain.approvals import (
     next_transition,
     orphaned,
     recorded,
+    shown_later,
     status_of,
     withdrawable,
 )
@@ -159,6 +161,17 @@ class ApprovalService:
         caller knows the Plan is alive, so it is not looked up again. Raises NotFound."""
         body, _ = self.settle(namespace, name, owner_checked=owner_checked)
         return self._show(namespace, name) or body
+
+    def decided(self, namespace: str, name: str) -> tuple[dict[str, Any], datetime | None]:
+        """What the Approval's handler does on each change: settle, then show, except a fresh
+        approval (``shown_later``), returned as the ledger has it but not written, with the
+        time to show it if the executor has not by then. Raises NotFound."""
+        body, history = self.settle(namespace, name)
+        status = body.get("status") or {}
+        if shown_later(history, status.get("phase")):
+            derived = status_of(history, status.get("observedGeneration"))
+            return {**body, "status": derived.to_k8s()}, self._clock() + APPROVED_SHOWN_AFTER
+        return self._show(namespace, name) or body, None
 
     def settle(
         self, namespace: str, name: str, *, owner_checked: bool = False

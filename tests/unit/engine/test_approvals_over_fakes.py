@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from minds.domain.approvals import Recorded
+from minds.domain.approvals import APPROVED_SHOWN_AFTER, Recorded
 from minds.domain.errors import Refused
 from minds.domain.resources.kinds import APPROVAL, MIND, Kind
 from minds.engine.approval_service import ApprovalService
@@ -179,3 +179,48 @@ def test_a_terminal_status_the_guard_keeps_is_reported_and_decides_nothing() -> 
     world.executor("a").tick(NAMESPACE, "heal")
     assert world.steps("heal") == {"P1": "awaiting_approval"}
     assert types(world, name) == {"approval_requested"}
+
+
+def _status_writes(world: World) -> list[str]:
+    """The phases written to Approvals' status from now on."""
+    written: list[str] = []
+    replace = world.resources.replace_status
+
+    def recording(kind: Kind, body: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+        if kind is APPROVAL:
+            written.append(str(status.get("phase")))
+        return replace(kind, body, status)
+
+    world.resources.replace_status = recording  # type: ignore[method-assign]
+    return written
+
+
+def test_an_approval_acted_on_at_once_is_shown_by_the_action_alone() -> None:
+    """The handler records the decision but leaves Approved unshown; the executor acts and
+    shows Executed; the handler's later look finds nothing to write: one status write."""
+    world, name = asking()
+    decide(world, name)
+    written = _status_writes(world)
+    shown, show_at = approvals(world).decided(NAMESPACE, name)
+    assert shown["status"]["phase"] == "Approved"
+    assert show_at == world.clock() + APPROVED_SHOWN_AFTER
+    assert phase(world, name) == "Pending"
+    world.run(
+        world.executor("a"), "heal", until=lambda: world.steps("heal")["P1"] != "awaiting_approval"
+    )
+    approvals(world).reconcile(NAMESPACE, name)  # the handler's later look
+    assert written == ["Executed"]
+    assert world.driver.calls == {"service.restart": 1}
+
+
+def test_an_approval_not_acted_on_in_time_is_shown_approved_then() -> None:
+    world, name = asking()
+    decide(world, name)
+    written = _status_writes(world)
+    _, show_at = approvals(world).decided(NAMESPACE, name)
+    assert show_at is not None
+    assert phase(world, name) == "Pending"
+    approvals(world).reconcile(NAMESPACE, name)  # the executor has not acted by then
+    assert written == ["Approved"]
+    # Every other change is shown at once: a denial needs no executor to show it.
+    assert approvals(world).decided(NAMESPACE, name)[1] is None
