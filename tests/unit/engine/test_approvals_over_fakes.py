@@ -137,15 +137,7 @@ def test_the_handler_never_shows_a_phase_the_executor_moved_past() -> None:
     handler = Overtaken(
         resources=world.resources, ledger=world.ledger, events=world.events, clock=world.clock
     )
-    written: list[str] = []
-    replace = world.resources.replace_status
-
-    def recording(kind: Kind, body: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
-        if kind is APPROVAL:
-            written.append(str(status.get("phase")))
-        return replace(kind, body, status)
-
-    world.resources.replace_status = recording  # type: ignore[method-assign]
+    written = _status_writes(world)
     handler.reconcile(NAMESPACE, name)
     assert phase(world, name) == "Executed"
     assert written[-1] == "Executed"
