@@ -4,6 +4,7 @@ which alone carries out what a person approved."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import replace
 from datetime import timedelta
@@ -305,3 +306,35 @@ def test_an_approved_restart_writes_the_approvals_status_at_most_twice(
     assert shown[-1]["phase"] == "Executed"
     writes = shown[1:]
     assert len(writes) <= 2, [s.get("phase") for s in shown]
+
+
+def test_an_approved_restart_is_told_in_four_events(cluster: Cluster, namespace: str) -> None:
+    """The story of a Mind's approved restart, each part told once: the plan made and the
+    approval asked (on the Mind), the person's decision (on the Approval), the plan's end (on
+    the Mind). The Plan does not repeat the asking, and the Approval's request and execution
+    are in its status, which `kubectl describe` shows."""
+    setup_mind(cluster, namespace)
+    name = asked(cluster, namespace)
+    assert decide(cluster, namespace, name, "Approved", "approver").returncode == 0
+    wait_phase(cluster, namespace, PLAN, "completed")
+
+    def told() -> list[tuple[str, str]]:
+        listed = json.loads(cluster.kubectl("get", "events", "-n", namespace, "-o", "json").stdout)
+        return sorted(
+            (e["involvedObject"]["kind"], e["reason"])
+            for e in listed["items"]
+            if e["involvedObject"]["kind"] in {"Mind", "Plan", "Approval"}
+        )
+
+    # Events are posted in order by one thread: once the plan's end is told, all before it are.
+    story = eventually(
+        lambda: (t := told()) and ("Mind", "PlanCompleted") in t and t, what="PlanCompleted"
+    )
+    assert story == [
+        ("Approval", "Approved"),
+        ("Mind", "ApprovalRequested"),
+        ("Mind", "PlanCompleted"),
+        ("Mind", "Planned"),
+    ]
+    described = cluster.kubectl("describe", "approval", name, "-n", namespace).stdout
+    assert "Executed" in described

@@ -185,13 +185,10 @@ class ApprovalService:
         body = self._resources.get(APPROVAL, namespace, name)
         spec = ApprovalSpec.model_validate(body["spec"])
         history = self.recorded(body["metadata"]["uid"])
-        if REQUESTED not in history.types and self._record(body, REQUESTED, {}, now):
-            self._events.post(
-                body,
-                type_="Normal",
-                reason="Requested",
-                message=f"waiting for a person: {spec.explanation.what}",
-            )
+        if REQUESTED not in history.types:
+            # Told once, by the asker: the Mind's ApprovalRequested (or the Plan's
+            # AwaitingApproval when no Mind asks); the Approval itself reads Pending.
+            self._record(body, REQUESTED, {}, now)
         refusal = self._refusal(namespace, spec, history)
         transition = next_transition(spec, history, now, refusal)
         if transition is not None:
@@ -338,8 +335,9 @@ class ApprovalService:
         except NotFound:
             return  # deleted meanwhile; the ledger's execution row is the record
         payload: dict[str, JsonValue] = {"execution": execution, "outcome": message[:4096]}
-        if self._record(body, EXECUTED, payload):
-            self._events.post(body, type_="Normal", reason="Executed", message=message)
+        # No Event: the status says Executed, when, which execution and its outcome, and the
+        # plan's end is told on its Mind (at most four Events per approved plan).
+        self._record(body, EXECUTED, payload)
         self._show(namespace, name)
 
     def not_executed(self, namespace: str, name: str, reason: str) -> None:

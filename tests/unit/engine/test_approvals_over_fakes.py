@@ -216,3 +216,19 @@ def test_an_approval_not_acted_on_in_time_is_shown_approved_then() -> None:
     assert written == ["Approved"]
     # Every other change is shown at once: a denial needs no executor to show it.
     assert approvals(world).decided(NAMESPACE, name)[1] is None
+
+
+def test_a_minds_approved_restart_is_told_once_on_each_object() -> None:
+    """The asking is told on the Mind only (not again on the Plan or the Approval), the
+    decision on the Approval, and the execution by the Approval's status, not an Event."""
+    world, name = asking()
+    decide(world, name)
+    world.run(
+        world.executor("a"), "heal", until=lambda: world.steps("heal")["P1"] != "awaiting_approval"
+    )
+    approvals(world).reconcile(NAMESPACE, name)
+
+    assert phase(world, name) == "Executed"
+    assert world.events.reasons(of=name) == ["Approved"]
+    assert world.events.reasons(of="heal") == []
+    assert world.events.reasons(of="keeper").count("ApprovalRequested") == 1

@@ -14,6 +14,7 @@ from typing import Any, cast
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
+from minds.adapters.kube.series import EventSeries, Series
 from minds.domain.errors import AlreadyExists, Conflict, NotFound, Refused
 from minds.domain.masking import mask_text
 from minds.domain.resources.kinds import Kind
@@ -21,6 +22,8 @@ from minds.domain.resources.kinds import Kind
 log = logging.getLogger(__name__)
 
 COMPONENT = "minds-controller"
+#: How an Event's times are written (metav1.Time: seconds, UTC).
+RFC3339 = "%Y-%m-%dT%H:%M:%SZ"
 _SA_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 
@@ -226,14 +229,46 @@ class KubeResources:
 
 class KubeEvents:
     """Posts core/v1 Events so ``kubectl describe`` tells the story. Best effort by design:
-    the ledger is the record, an Event is a courtesy, and losing one must not fail a handler."""
+    the ledger is the record, an Event is a courtesy, and losing one must not fail a handler.
+    A repeat of an Event is counted on it (``minds.adapters.kube.series``), not posted again."""
 
-    def __init__(self, api: client.ApiClient) -> None:
+    def __init__(
+        self,
+        api: client.ApiClient,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        series: EventSeries | None = None,
+    ) -> None:
         self._core = client.CoreV1Api(api)
+        self._clock = clock
+        self._series = series if series is not None else EventSeries()
 
     def post(self, body: dict[str, Any], *, type_: str, reason: str, message: str) -> None:
         meta = body["metadata"]
-        now = datetime.now(UTC)
+        now = self._clock()
+        # Masked before it is cut: a cut could leave half a secret no rule recognises.
+        text = mask_text(message)[0][:1024]
+        key = (
+            meta["namespace"],
+            str(body.get("kind")),
+            str(meta.get("uid") or meta["name"]),
+            type_,
+            reason,
+            text,
+        )
+        repeat = self._series.repeat_of(key, now)
+        if repeat is not None:
+            if self._count(meta["namespace"], repeat):
+                return
+            self._series.forget(key)
+        name = self._create(body, type_, reason, text, now)
+        if name is not None:
+            self._series.started(key, name, now)
+
+    def _create(
+        self, body: dict[str, Any], type_: str, reason: str, text: str, now: datetime
+    ) -> str | None:
+        meta = body["metadata"]
         event = client.CoreV1Event(
             metadata=client.V1ObjectMeta(
                 generate_name=f"{meta['name']}.", namespace=meta["namespace"]
@@ -247,8 +282,7 @@ class KubeEvents:
                 resource_version=meta.get("resourceVersion"),
             ),
             reason=reason,
-            # Masked before it is cut: a cut could leave half a secret no rule recognises.
-            message=mask_text(message)[0][:1024],
+            message=text,
             type=type_,
             first_timestamp=now,
             last_timestamp=now,
@@ -258,6 +292,20 @@ class KubeEvents:
             reporting_instance=COMPONENT,
         )
         try:
-            self._core.create_namespaced_event(meta["namespace"], event)
+            created = self._core.create_namespaced_event(meta["namespace"], event)
         except ApiException as exc:
             log.warning("could not post event %s on %s: %s", reason, meta["name"], exc.reason)
+            return None
+        return cast(str, created.metadata.name)
+
+    def _count(self, namespace: str, repeat: Series) -> bool:
+        """Raise the Event's count and last time; False when the Event is gone."""
+        patch = {"count": repeat.count, "lastTimestamp": repeat.last.strftime(RFC3339)}
+        try:
+            self._core.patch_namespaced_event(repeat.name, namespace, patch)
+        except ApiException as exc:
+            if exc.status == 404:
+                return False
+            # Best effort, as a post: a lost count is better than a copy of the Event.
+            log.warning("could not count event %s again: %s", repeat.name, exc.reason)
+        return True

@@ -141,10 +141,16 @@ def apply_step(
     return True
 
 
+#: What the asking Mind tells instead of the Plan (its ``ApprovalRequested``), so a person
+#: reads it once; a Plan that names no Mind tells it itself.
+TOLD_BY_MIND: frozenset[StepStatus] = frozenset({StepStatus.AWAITING_APPROVAL})
+
+
 def step_entry(deps: Deps, body: dict[str, Any], plan: Plan, new: StepState) -> Entry | None:
     """What the step's new state tells, if anything."""
     type_ = ROWS.get(new.status)
-    notice = NOTICES.get(new.status)
+    told_by_mind = bool(plan.mind) and new.status in TOLD_BY_MIND
+    notice = None if told_by_mind else NOTICES.get(new.status)
     if type_ is None and notice is None:
         return None
     row = None
