@@ -320,10 +320,16 @@ def test_an_approved_restart_is_told_in_four_events(cluster: Cluster, namespace:
 
     def told() -> list[tuple[str, str]]:
         listed = json.loads(cluster.kubectl("get", "events", "-n", namespace, "-o", "json").stdout)
+        # The plan's story: Events on the Plan and the Approval, and the Mind's Events that
+        # name them (not the Mind's own, such as Registered).
         return sorted(
             (e["involvedObject"]["kind"], e["reason"])
             for e in listed["items"]
-            if e["involvedObject"]["kind"] in {"Mind", "Plan", "Approval"}
+            if e["involvedObject"]["name"] in {PLAN, name}
+            or (
+                e["involvedObject"]["kind"] == "Mind"
+                and (PLAN in e["message"] or name in e["message"])
+            )
         )
 
     # Events are posted in order by one thread: once the plan's end is told, all before it are.
