@@ -11,7 +11,7 @@ import pytest
 import yaml
 from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
-from minds.devenv.controller import free_port
+from minds.devenv.ports import free_port
 from tests.fixtures.prometheus import (
     JOB,
     RULES_FILE,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import sys
 import urllib.error
 import urllib.request
@@ -13,6 +12,7 @@ from pathlib import Path
 
 from minds.adapters.metrics.serve import BIND_ENV as METRICS_BIND_ENV
 from minds.devenv import process
+from minds.devenv.ports import free_port
 
 
 @dataclass(frozen=True)
@@ -64,12 +64,6 @@ class ControllerHandle:
             raise process.ProcessError(
                 f"{exc}\n--- controller log ---\n{self.log()[-4000:]}"
             ) from exc
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def controller_argv(

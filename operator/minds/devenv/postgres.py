@@ -38,7 +38,6 @@ import re
 import secrets
 import shlex
 import shutil
-import socket
 import stat
 import subprocess
 import tempfile
@@ -52,6 +51,7 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from minds.adapters.ledger import DEFAULT_APP_ROLE, DEFAULT_READER_ROLE
+from minds.devenv.ports import free_port
 
 __all__ = [
     "APP_LOGIN",
@@ -552,7 +552,7 @@ def _start(
     log = data_dir / _LOG_FILE
     attempts = 1 if port is not None else _PORT_ATTEMPTS
     for attempt in range(attempts):
-        chosen = port if port is not None else _free_port()
+        chosen = port if port is not None else free_port()
         options = [f"-p {chosen}", f"-c listen_addresses={HOST}"]
         options.append(f"-k {shlex.quote(_socket_dir(data_dir, chosen))}")
         if not durable:
@@ -600,13 +600,6 @@ def _socket_dir(data_dir: Path, port: int) -> str:
     """The data directory, or '' (no unix socket) when its path is too long for one."""
     socket_path = data_dir / f".s.PGSQL.{port}"
     return str(data_dir) if len(os.fsencode(socket_path)) <= _MAX_SOCKET_PATH else ""
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((HOST, 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _wait_ready(binaries: PostgresBinaries, port: int, deadline: float, data_dir: Path) -> None:
