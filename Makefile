@@ -70,11 +70,11 @@ unit: venv helm prometheus ## Unit and property tests only (no services).
 # mostly wait (on controllers, rollouts, Postgres), so they run more workers than cores; each
 # worker starts its own control planes, Postgres and controllers, exactly as a sequential run
 # does, and takes whole files (module fixtures pause a worker's own session controller).
-# Measured here on 2 cores: one worker about 30 min, two 19.7 min, four 15.5 min. Two is the
-# default: four doubles the load on a machine other jobs share and buys 4 minutes; the edit
-# loop may ask for more (make test-services SERVICE_WORKERS=4).
+# Measured here on 2 cores, mid-run, two workers kept the cores 35% busy: the suites wait on
+# clocks (cycles, expiries, rollouts) far more than they compute, so four workers is the
+# default (files marked `minutes` start first, tests/conftest.py). See README for the times.
 CPU_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
-SERVICE_WORKERS ?= 2
+SERVICE_WORKERS ?= 4
 # Each pytest run writes a JUnit report here; .ci/run prints the slowest tests from them.
 REPORTS := .cache/test-reports
 PYTEST_ARGS ?=

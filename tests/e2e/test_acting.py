@@ -36,6 +36,8 @@ from tests.e2e.test_executor_crash import LEASE_WAIT, UNKNOWN
 from tests.fixtures.cluster import Cluster, ControllerFactory
 from tests.fixtures.waiting import eventually
 
+pytestmark = pytest.mark.minutes(3)
+
 MIND = "keeper"
 
 

@@ -60,7 +60,7 @@ from tests.e2e.executor_support import (
 from tests.fixtures.cluster import Cluster, ControllerFactory
 from tests.fixtures.waiting import eventually
 
-pytestmark = pytest.mark.usefixtures("alone")
+pytestmark = [pytest.mark.minutes(5), pytest.mark.usefixtures("alone")]
 
 
 def short_request(

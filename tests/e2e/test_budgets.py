@@ -31,7 +31,10 @@ from tests.e2e.executor_support import (
 from tests.fixtures.cluster import Cluster, ControllerFactory
 from tests.fixtures.waiting import eventually
 
-pytestmark = pytest.mark.usefixtures("session_controller", "controller_without_errors")
+pytestmark = [
+    pytest.mark.minutes(2),
+    pytest.mark.usefixtures("session_controller", "controller_without_errors"),
+]
 
 
 def monitor(key: str, namespace: str, *depends_on: str, stable: int) -> dict[str, Any]:

@@ -55,7 +55,10 @@ from tests.fixtures.cluster import REPO, Cluster, ControllerFactory
 from tests.fixtures.docs import sh_commands
 from tests.fixtures.waiting import eventually
 
-pytestmark = pytest.mark.usefixtures("session_controller", "controller_without_errors")
+pytestmark = [
+    pytest.mark.minutes(2),
+    pytest.mark.usefixtures("session_controller", "controller_without_errors"),
+]
 
 
 @pytest.fixture

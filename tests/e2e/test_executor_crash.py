@@ -44,6 +44,8 @@ from tests.e2e.world_support import rollout_status
 from tests.fixtures.cluster import Cluster, ControllerFactory
 from tests.fixtures.waiting import eventually
 
+pytestmark = pytest.mark.minutes(2)
+
 #: An expired lease is the capability's timeout (60 s for service.restart) plus 30 s.
 LEASE_WAIT = 60 + 30 + 60
 

@@ -26,7 +26,7 @@ from tests.e2e.world_support import deployment as world_deployment
 from tests.fixtures.cluster import Cluster
 from tests.fixtures.waiting import eventually
 
-pytestmark = pytest.mark.usefixtures("session_controller")
+pytestmark = [pytest.mark.minutes(7), pytest.mark.usefixtures("session_controller")]
 
 ALLOW_RESTART = [
     {"capability": "service.restart", "decision": "allow"},
