@@ -50,6 +50,13 @@ def _facts(
     return facts, plan
 
 
+def _unchanged(ledger: Intentions, intention: IntentionRecord) -> bool:
+    """Whether the ledger still holds ``intention`` as it was read: every change of an
+    intention (its status, its plan) is one version later."""
+    now = ledger.intention(intention.id)
+    return now is not None and now.version == intention.version
+
+
 def plan_resumed(
     ledger: ResumingLedger,
     resources: ResourceReader,
@@ -65,6 +72,16 @@ def plan_resumed(
             continue
         facts, old = _facts(ledger, resources, intention)
         if facts is _UNREADABLE or not replanned_on_resume(intention, facts):
+            continue
+        # The intention was read before its plan's facts, and the executor runs in another
+        # thread: a plan that completed (or ended waiting) in between shows its end in the
+        # facts while the intention read says it is still active, which is exactly what a
+        # person's resume of a waiting intention looks like. Replanning on that would do the
+        # work again (a second investigation, a second restart). The executor moves the
+        # intention before it records the answer the facts read (``reconsidering.answer``), so
+        # the intention read again now is at least as new as those facts: judge only an
+        # intention that has not changed meanwhile; a changed one is looked at next cycle.
+        if not _unchanged(ledger, intention):
             continue
         follows = old is not None and old.origin is not PlanOrigin.DREAM
         revision = old.revision + 1 if follows and old is not None else 1
