@@ -12,6 +12,7 @@ thing again at once.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -37,6 +38,10 @@ Withdraw = Callable[[str, str, str], None]
 
 class CorrectionLedger(Journal, Intentions, Protocol):
     def wants(self, namespace: str, mind: str) -> list[dict[str, Any]]: ...
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """Every ledger call this thread makes inside is one transaction."""
+        ...
 
 
 class CorrectionService:
@@ -65,10 +70,21 @@ class CorrectionService:
             found = self._ledger.intention(correction.intention)
             # An id names an intention of any mind: only this mind's own is corrected here.
             ours = found if found and (found.namespace, found.mind) == (namespace, mind) else None
-            if ours is not None:
-                judged = correct_intention(ours, correction, self._wants(meta), now)
-                written += self._apply(ours, judged, now, record, store_want, withdraw)
-            self._mark(meta, correction, key, now, found=ours is not None)
+            if ours is None:
+                self._mark(meta, correction, key, now, found=False)
+                continue
+            judged = correct_intention(ours, correction, self._wants(meta), now)
+            # The intention's move, the wants, the decisions and the mark that the correction
+            # was applied are there together or not at all: a failure half-way (a database
+            # blip, a killed Pod) leaves the correction to the next cycle, never an intention
+            # abandoned with nobody's decision on record.
+            with self._ledger.transaction():
+                written += self._apply(ours, judged, now, record, store_want)
+                self._mark(meta, correction, key, now, found=True)
+            # After the commit: withdrawing writes the Approvals' status, which a rollback
+            # could not take back (and a plan whose intention ended withdraws them too).
+            if judged.status is IntentionStatus.ABANDONED and ours.plan:
+                withdraw(ours.namespace, ours.plan, judged.reason)
         return written + self._after_cancels(meta, now, record, store_want)
 
     def _after_cancels(
@@ -117,14 +133,11 @@ class CorrectionService:
         now: datetime,
         record: Record,
         store_want: StoreWant,
-        withdraw: Withdraw,
     ) -> int:
         if judged.status is not None:
             self._ledger.transition_intention(intention.id, judged.status, judged.reason, now)
         for want in judged.wants:
             store_want(want)
-        if judged.status is IntentionStatus.ABANDONED and intention.plan:
-            withdraw(intention.namespace, intention.plan, judged.reason)
         return record(judged.decisions)
 
     def _mark(

@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from minds.domain.intentions import IntentionStatus
 from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.mind import MindSpec
@@ -145,3 +147,48 @@ def test_a_cancelled_plan_suppresses_the_wants_of_its_intention_once() -> None:
     suppressed = ledger.wants_[want.id]
     assert suppressed.status is WantStatus.SUPPRESSED
     assert [e.type for e in ledger.rows].count("plan_cancel_applied") == 1
+
+
+def test_a_failure_half_way_leaves_the_correction_to_the_next_cycle() -> None:
+    """The decisions fail to record after the intention moved: nothing of the correction
+    stays (the intention still blocked, no mark, nothing withdrawn), and the next cycle
+    applies it whole, once."""
+    ledger = Ledger()
+    ledger.form_intention(an_intention(plan="heal-r1"))
+    ledger.transition_intention("int-1", IntentionStatus.BLOCKED, "awaiting approval", T0)
+    service = CorrectionService(ledger, FakeResources())
+    recorded: list[VolitionDecision] = []
+    withdrawn: list[str] = []
+
+    def broken(ds: tuple[VolitionDecision, ...]) -> int:
+        raise ConnectionError("the database went away")
+
+    def record(ds: tuple[VolitionDecision, ...]) -> int:
+        recorded.extend(ds)
+        return len(ds)
+
+    def apply(record: Any) -> int:
+        return service.apply(
+            BODY,
+            spec("abandon"),
+            T0,
+            record=record,
+            store_want=lambda want: ledger.wants_.__setitem__(want.id, want),
+            withdraw=lambda ns, plan, why: withdrawn.append(plan),
+        )
+
+    with pytest.raises(ConnectionError):
+        apply(broken)
+    intention = ledger.intention("int-1")
+    assert intention is not None
+    assert intention.status is IntentionStatus.BLOCKED
+    assert "intention_corrected" not in [e.type for e in ledger.rows]
+    assert withdrawn == []
+
+    assert apply(record) == len(recorded) > 0
+    assert apply(record) == 0
+    intention = ledger.intention("int-1")
+    assert intention is not None
+    assert intention.status is IntentionStatus.ABANDONED
+    assert [e.type for e in ledger.rows].count("intention_corrected") == 1
+    assert withdrawn == ["heal-r1"]
