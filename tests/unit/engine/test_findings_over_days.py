@@ -83,10 +83,10 @@ QUESTION = [{"name": "queue", "text": "is atlas-worker ok?", "subject": {"name":
 
 
 def asking_world(
-    state: str, requests: list[dict[str, Any]] = QUESTION
+    state: str, requests: list[dict[str, Any]] = QUESTION, ledger: VolitionLedger | None = None
 ) -> tuple[World, Workload, MindCycle]:
     driver = Workload(state=state)
-    world = World(driver=driver, ledger=VolitionLedger())
+    world = World(driver=driver, ledger=ledger or VolitionLedger())
     spec = {
         "capabilityPolicy": [
             {"capability": "service.restart", "decision": "allow"},
