@@ -60,7 +60,7 @@ from bench.scale import ScaleResult, plot, scale_phase
 from bench.watch_latency import Changes, FirstSeen, Stream
 from bench.watch_latency import measure as measure_watch_latency
 from minds.adapters.drivers.kubernetes import RESTARTED_AT
-from minds.adapters.kube.client import api_client
+from minds.adapters.kube.client import COMPONENT, api_client
 from minds.controller.workers import WORKERS
 from minds.devenv import cluster as devcluster
 from minds.devenv import postgres
@@ -333,6 +333,9 @@ class ApprovalResult:
     raised: list[float]  # plan applied -> step awaiting_approval
     cost: Cost
     rss_peak: int
+    #: Events the controller posted during the phase (objects; a repeat counted on its first
+    #: is one): the API server's counters count every client's, a rollout's included.
+    controller_events: int = 0
 
 
 @dataclass
@@ -838,6 +841,13 @@ class Track:
     done: float | None = None
 
 
+def controller_events(env: Env, namespace: str) -> list[Any]:
+    """The Events of ``namespace`` the controller posted."""
+    core = client.CoreV1Api(env.admin.api_client)
+    items = core.list_namespaced_event(namespace, _request_timeout=30).items
+    return [e for e in items if e.reporting_component == COMPONENT]
+
+
 def decide(env: Env, namespace: str, approval: str) -> None:
     """What ``kubectl minds approve`` does: the approver sets the decision and names itself."""
     env.approver.patch_namespaced_custom_object(
@@ -865,6 +875,7 @@ def _done(plan: dict[str, Any]) -> bool:
 def approval_phase(env: Env, params: Params) -> ApprovalResult:
     ns = NAMESPACE
     names = [f"approve-{i:03d}" for i in range(params.approvals)]
+    events_before = len(controller_events(env, ns))
     print(
         f"bench: approval phase: {len(names)} restarts, {params.approval_concurrency} in flight",
         flush=True,
@@ -947,7 +958,15 @@ def approval_phase(env: Env, params: Params) -> ApprovalResult:
         rss_until = time.monotonic()
         result_cost = cost(seconds)
     finished.sort(key=lambda t: t.name)
+    # Events are posted beside the work, a moment after the writes they tell of: wait (a few
+    # seconds at most) for four per plan before counting what is there, however many it is.
+    enough = events_before + 4 * len(finished)
+    deadline = deadline_after(5.0)
+    while len(controller_events(env, ns)) < enough and time.monotonic() < deadline:
+        time.sleep(params.poll)
+    posted = len(controller_events(env, ns)) - events_before
     return ApprovalResult(
+        controller_events=posted,
         plans=len(finished),
         concurrency=params.approval_concurrency,
         latencies=[t.done - t.decided for t in finished if t.done and t.decided],
@@ -1004,14 +1023,26 @@ def probe_phase(env: Env, params: Params) -> ProbeResult:
             break
         time.sleep(max(params.poll, 0.2))
     asked = {t.approval for t in tracks.values() if t.approval}
-    approvals = as_dict(
-        env.admin.list_namespaced_custom_object(
-            APPROVAL.group, APPROVAL.version, ns, APPROVAL.plural, _request_timeout=30
-        )
-    ).get("items", [])
-    phases = [
-        (a.get("status") or {}).get("phase") for a in approvals if a["metadata"]["name"] in asked
-    ]
+
+    def shown() -> list[str | None]:
+        approvals = as_dict(
+            env.admin.list_namespaced_custom_object(
+                APPROVAL.group, APPROVAL.version, ns, APPROVAL.plural, _request_timeout=30
+            )
+        ).get("items", [])
+        return [
+            (a.get("status") or {}).get("phase")
+            for a in approvals
+            if a["metadata"]["name"] in asked
+        ]
+
+    # The executor shows an Approval Executed after the write that completes its step: give the
+    # statuses what is left of the window to follow the steps, instead of reading them at the
+    # instant the last step completed.
+    phases = shown()
+    while phases.count("Executed") < len(asked) and time.monotonic() < window_end:
+        time.sleep(max(params.poll, 0.2))
+        phases = shown()
     where: dict[str, int] = {}
     for item in list_plans(env, ns, f"{LABEL}=probe").values():
         status = item.get("status") or {}

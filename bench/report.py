@@ -207,7 +207,8 @@ class Numbers:
             self.ap_approval_writes = (
                 aapi.total(resource="approvals", verbs=("PUT", "PATCH")) - ap.plans
             ) / m
-            self.ap_events = aapi.total(resource="events", verbs=("POST",)) / m
+            self.ap_events = ap.controller_events / m
+            self.ap_all_events = aapi.total(resource="events", verbs=("POST",)) / m
             self.ap_approval_patches = (
                 aapi.total(resource="approvals", subresource="", verbs=("PATCH",)) - ap.plans
             ) / m
@@ -216,6 +217,7 @@ class Numbers:
             )
         else:
             self.ap_plan_writes = self.ap_approval_writes = self.ap_events = NAN
+            self.ap_all_events = NAN
             self.ap_approval_patches = self.ap_plan_patches = NAN
 
     def per_step(self, x: float) -> float:
@@ -419,7 +421,11 @@ def rows(r: Results) -> list[tuple[str, list[Row]]]:
                     ("plan applied -> approval raised, p50", _s(n.raised_p50)),
                     ("Plan writes per approved plan", _n(n.ap_plan_writes, 1)),
                     ("Approval writes per approved plan (controller)", _n(n.ap_approval_writes, 1)),
-                    ("Events per approved plan", _n(n.ap_events, 1)),
+                    ("Events per approved plan (controller)", _n(n.ap_events, 1)),
+                    (
+                        "Events per approved plan, every client (the restart's rollout too)",
+                        _n(n.ap_all_events, 1),
+                    ),
                     ("controller RSS peak", _mib(ap.rss_peak)),
                 ],
             )
