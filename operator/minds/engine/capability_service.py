@@ -21,7 +21,7 @@ so no Approval object, re-created or not, makes a step act twice.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, suppress
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -65,7 +65,14 @@ from minds.engine import failpoints
 from minds.engine.conditional import write_status
 from minds.engine.grant_service import unvouched
 from minds.engine.plan_authors import asked_of
-from minds.engine.ports import AlreadyExists, Clock, LedgerPort, NotFound, ResourcePort
+from minds.engine.ports import (
+    AlreadyExists,
+    Clock,
+    LedgerPort,
+    NotFound,
+    ResourcePort,
+    Transactional,
+)
 from minds.engine.promises import MindHistory, Promises
 from minds.engine.telemetry import NO_TELEMETRY, Telemetry
 
@@ -99,10 +106,8 @@ class DriverPort(Protocol):
 Told = Callable[[ExecutionRecord], Sequence[EventRecord]]
 
 
-class ExecutionLedger(LedgerPort, MindHistory, Protocol):
+class ExecutionLedger(LedgerPort, MindHistory, Transactional, Protocol):
     def append_events(self, records: Sequence[EventRecord]) -> list[bool]: ...
-
-    def transaction(self) -> AbstractContextManager[None]: ...
 
     def begin_execution(
         self, record: ExecutionRecord, told: Told | None = None

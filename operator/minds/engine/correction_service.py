@@ -12,7 +12,6 @@ thing again at once.
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -25,7 +24,7 @@ from minds.domain.resources.mind import IntentionCorrection, MindSpec
 from minds.domain.volition.decisions import VolitionDecision
 from minds.domain.volition.reconsideration import Reconsideration
 from minds.domain.volition.wants import Want
-from minds.engine.ports import Intentions, Journal, ResourceReader
+from minds.engine.ports import Intentions, Journal, ResourceReader, Transactional
 
 CORRECTED = "intention_corrected"
 #: The ledger row that marks a cancelled plan's wants suppressed (with the Mind as subject).
@@ -36,12 +35,8 @@ StoreWant = Callable[[Want], None]
 Withdraw = Callable[[str, str, str], None]
 
 
-class CorrectionLedger(Journal, Intentions, Protocol):
+class CorrectionLedger(Journal, Intentions, Transactional, Protocol):
     def wants(self, namespace: str, mind: str) -> list[dict[str, Any]]: ...
-
-    def transaction(self) -> AbstractContextManager[None]:
-        """Every ledger call this thread makes inside is one transaction."""
-        ...
 
 
 class CorrectionService:

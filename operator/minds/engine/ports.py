@@ -183,15 +183,25 @@ class TargetLocks(Protocol):
         ...
 
 
-class ExecutorLedger(
-    Journal, Intentions, Beliefs, Procedures, Executions, Decisions, TargetLocks, Protocol
-):
-    """Every role of the ledger the executor plays a part in."""
-
+class Transactional(Protocol):
     def transaction(self) -> AbstractContextManager[None]:
         """Every ledger call this thread makes inside is one transaction: all of it is there
         afterwards, or none of it (an error rolls back the calls before it)."""
         ...
+
+
+class ExecutorLedger(
+    Journal,
+    Intentions,
+    Beliefs,
+    Procedures,
+    Executions,
+    Decisions,
+    TargetLocks,
+    Transactional,
+    Protocol,
+):
+    """Every role of the ledger the executor plays a part in."""
 
 
 class ResourceReader(Protocol):
