@@ -7,9 +7,9 @@ import logging
 import os
 import socket
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from kubernetes.client import ApiClient
 
@@ -25,12 +25,12 @@ from minds.adapters.model_endpoints import ModelEndpoints
 from minds.controller.goal_watch import GoalWatch
 from minds.controller.metrics import ControllerMetrics, start_metrics
 from minds.controller.settings import ControllerConfig
-from minds.controller.wakeups import Wakeups
 from minds.controller.watch import WATCHED
 from minds.controller.workers import WORKERS
 from minds.domain.planning.planner import ModelProposal
 from minds.domain.resources.mind import MindSpec
 from minds.domain.wakeups import WakeReason
+from minds.domain.workqueue import Work
 from minds.engine.approval_service import ApprovalService
 from minds.engine.capability_service import CapabilityService
 from minds.engine.cycle import MindCycle
@@ -61,7 +61,6 @@ class Wiring:
     retention: PlanRetention
     store: WatchStore
     events: BackgroundEvents
-    wakeups: Wakeups = field(default_factory=Wakeups)
     metrics: ControllerMetrics | None = None
     workloads: WorkloadWatches | None = None
 
@@ -195,9 +194,13 @@ def build(config: ControllerConfig) -> Wiring:
     )
 
 
-def watch_goals(
-    wiring: Wiring, config: ControllerConfig, loop: asyncio.AbstractEventLoop
-) -> GoalWatch:
+class Cycles(Protocol):
+    """Where an early wake-up goes: the work queue, waking a Mind's cycle if it has one."""
+
+    def wake(self, work: Work, namespace: str, name: str) -> bool: ...
+
+
+def watch_goals(wiring: Wiring, config: ControllerConfig, cycles: Cycles) -> GoalWatch:
     """The goals' subjects watched, each change that matters waking its Minds' cycles early.
     The watches get a client of their own: each holds a connection for minutes, which the
     engine's pool is sized without."""
@@ -207,10 +210,15 @@ def watch_goals(
         if metrics is not None:
             metrics.process.woken(namespace, mind, reason.value)
 
+    loop = asyncio.get_running_loop()
+
     def later(seconds: float, call: Callable[[], None]) -> None:
         loop.call_soon_threadsafe(loop.call_later, seconds, call)
 
-    goals = GoalWatch(wake=wiring.wakeups.wake, woken=woken, clock=utc_now, later=later)
+    def wake(namespace: str, mind: str) -> None:
+        cycles.wake(Work.CYCLE, namespace, mind)
+
+    goals = GoalWatch(wake=wake, woken=woken, clock=utc_now, later=later)
     wiring.workloads = WorkloadWatches(api_client(config.kubeconfig, config.context), goals)
     goals.attach(wiring.workloads.follow)
     return goals
