@@ -9,6 +9,7 @@ goals' watch wakes cycles (``minds.controller.goal_watch``).
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -99,10 +100,31 @@ def _cycle(wiring: Wiring, namespace: str, name: str) -> timedelta | None:
     return timedelta(seconds=float((body.get("spec") or {}).get("cycleIntervalSeconds") or 60))
 
 
-def _mind(wiring: Wiring, queue: Adds, plans: Plans, namespace: str, name: str) -> None:
+class Generations:
+    """The generation of each Mind this controller last reconciled: a Mind seen for the first
+    time (created, or at start) has its first cycle when it is Ready, so only a later spec
+    change is a reason to wake its cycle and plans."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: dict[tuple[str, str], object] = {}
+
+    def changed(self, namespace: str, name: str, generation: object) -> bool:
+        with self._lock:
+            before = self._seen.get((namespace, name), generation)
+            self._seen[(namespace, name)] = generation
+        return before != generation
+
+
+def _mind(
+    wiring: Wiring, queue: Adds, plans: Plans, seen: Generations, namespace: str, name: str
+) -> None:
     wiring.minds.reconcile(namespace, name)
     # Policy or commitments may have changed: what its open plans still may do is reviewed.
     wiring.executor.review(namespace, name)
+    body = wiring.store.get(MIND.plural, namespace, name) or {}
+    if not seen.changed(namespace, name, (body.get("metadata") or {}).get("generation")):
+        return
     # A spec change starts a cycle now rather than at the next interval, and its plans look
     # again at once (a Mind made active again, a budget raised) instead of at their next tick.
     queue.wake(Work.CYCLE, namespace, name)
@@ -188,7 +210,7 @@ def jobs(wiring: Wiring, queue: Adds, plans: Plans) -> dict[Work, Job]:
     event started was dropped until the next event, a plan's tick looked again 10 s later."""
     return {
         Work.CYCLE: Job(partial(_cycle, wiring), MIND.kind),
-        Work.MIND: Job(partial(_mind, wiring, queue, plans), MIND.kind),
+        Work.MIND: Job(partial(_mind, wiring, queue, plans, Generations()), MIND.kind),
         Work.REVIEW: Job(partial(_review, wiring), MIND.kind),
         Work.ADMISSION: Job(partial(_admission, wiring, plans), PLAN.kind),
         Work.CONCLUSION: Job(partial(_conclusion, wiring), PLAN.kind),

@@ -257,3 +257,13 @@ def test_a_failure_is_logged_on_the_object(caplog: pytest.LogCaptureFixture) -> 
         asyncio.run(go())
     assert time.monotonic() - began < 5
     assert "Plan team/ask-1: decision failed (1 in a row); trying again in" in caplog.text
+
+
+def test_only_a_later_spec_change_of_a_mind_wakes_its_cycle() -> None:
+    """A Mind seen for the first time (created, or at start) has its first cycle when it is
+    Ready: waking it as well would run two first cycles."""
+    seen = work.Generations()
+    assert seen.changed("shop", "keeper", 1) is False
+    assert seen.changed("shop", "keeper", 1) is False
+    assert seen.changed("shop", "keeper", 2) is True
+    assert seen.changed("shop", "other", 2) is False
