@@ -1,4 +1,5 @@
-"""kopf handlers: thin by design. Each reads what kopf hands it, calls the engine, and returns.
+"""kopf handlers: thin by design. Each adds a key to the work queue and returns; what the key
+starts is in ``minds.controller.work``, when it runs is the queue's (``minds.controller.queue``).
 
 Business rules live in ``minds.domain``; writes happen in ``minds.engine`` through ports.
 """

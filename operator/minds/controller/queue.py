@@ -48,6 +48,12 @@ def _work_of(key: WorkKey) -> str:
     return key[0].value
 
 
+def _stopped(task: asyncio.Task[None]) -> None:
+    # Nothing would run any more: say so loudly rather than leave every object waiting.
+    if not task.cancelled() and task.exception() is not None:
+        log.critical("the work queue stopped", exc_info=task.exception())
+
+
 @dataclass(frozen=True)
 class Job:
     run: Handler
@@ -157,6 +163,7 @@ class Queue:
             raise ValueError(f"no handler for {sorted(missing)}")
         self._jobs = dict(jobs)
         self._dispatcher = self._loop.create_task(self._dispatch(), name="work queue")
+        self._dispatcher.add_done_callback(_stopped)
 
     async def close(self) -> None:
         tasks = [*self._tasks, *([self._dispatcher] if self._dispatcher else [])]
