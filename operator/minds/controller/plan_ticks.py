@@ -80,6 +80,19 @@ class PlanTicks:
         with self._lock:
             self._woken.discard((namespace, name))
 
+    def quick(self, namespace: str, name: str) -> timedelta | None:
+        """When to look again if nothing changed since the last full tick; None when a full
+        tick is due. Reads memory only: the queue asks it on its event loop."""
+        key = (namespace, name)
+        now = self._clock()
+        with self._lock:
+            if key in self._woken:
+                return None
+            seen = self._seen.get(key)
+        if seen is None or not unchanged(seen, self._version(*key), now):
+            return None
+        return self._next(seen.due, now)
+
     def __call__(self, namespace: str, name: str) -> timedelta | None:
         key = (namespace, name)
         now = self._clock()

@@ -61,6 +61,10 @@ class Job:
     kind: str
     #: After a ``Refused``: look again this much later; None drops the work until an event.
     refused: timedelta | None = None
+    #: Answers from memory alone, on the event loop: when to look again if ``run`` need not
+    #: run at all, None when it must. A safety tick of a plan that did not change then costs
+    #: no thread.
+    quick: Handler | None = None
 
 
 class QueueTelemetry(Protocol):
@@ -117,6 +121,8 @@ class Queue:
         self._busy = 0
         self._tasks: set[asyncio.Task[None]] = set()
         self._dispatcher: asyncio.Task[None] | None = None
+        self._told = float("-inf")
+        self._untold = False
 
     # -- adding (any thread) ------------------------------------------------------------------
 
@@ -184,18 +190,43 @@ class Queue:
                         break
                     taken.append(got)
                     self._busy += 1
-                state = self._queue.state(now, _work_of)
-            self._telemetry.queue_state(state)
             for key, waited in taken:
                 self._telemetry.taken(key[0].value, waited)
-                task = self._loop.create_task(self._work(key), name="work {}:{}/{}".format(*key))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+                if not self._answered(key):
+                    task = self._loop.create_task(
+                        self._work(key), name="work {}:{}/{}".format(*key)
+                    )
+                    self._tasks.add(task)
+                    task.add_done_callback(self._tasks.discard)
             timeout = None if due is None else max(0.0, due - now)
-            if self._busy:
-                timeout = GAUGE_SECONDS if timeout is None else min(timeout, GAUGE_SECONDS)
+            # The gauges are told at most once a GAUGE_SECONDS (a thousand safety ticks a
+            # minute would otherwise set them a thousand times), and once more after the last
+            # change, so an idle queue shows what is true.
+            if now - self._told >= GAUGE_SECONDS:
+                with self._lock:
+                    state = self._queue.state(now, _work_of)
+                self._telemetry.queue_state(state)
+                self._told, self._untold = now, bool(self._busy)
+            else:
+                self._untold = True
+            if self._untold:
+                wait = max(0.0, self._told + GAUGE_SECONDS - now)
+                timeout = wait if timeout is None else min(timeout, wait)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), timeout)
+
+    def _answered(self, key: WorkKey) -> bool:
+        work, namespace, name = key
+        quick = self._jobs[work].quick
+        again = quick(namespace, name) if quick is not None else None
+        if again is None:
+            return False
+        with self._lock:
+            self._queue.add_after(key, again.total_seconds(), self._clock())
+            seconds = self._queue.done(key, self._clock())
+            self._busy -= 1
+        self._telemetry.worked(work.value, seconds)
+        return True
 
     async def _work(self, key: WorkKey) -> None:
         work, namespace, name = key

@@ -214,7 +214,7 @@ def jobs(wiring: Wiring, queue: Adds, plans: Plans) -> dict[Work, Job]:
         Work.REVIEW: Job(partial(_review, wiring), MIND.kind),
         Work.ADMISSION: Job(partial(_admission, wiring, plans), PLAN.kind),
         Work.CONCLUSION: Job(partial(_conclusion, wiring), PLAN.kind),
-        Work.TICK: Job(plans.ticks, PLAN.kind, refused=REFUSED_SECONDS),
+        Work.TICK: Job(plans.ticks, PLAN.kind, refused=REFUSED_SECONDS, quick=plans.ticks.quick),
         Work.DECISION: Job(partial(_decision, wiring, queue), APPROVAL.kind),
         Work.SHOW: Job(partial(_show, wiring), APPROVAL.kind),
         Work.EXPIRY: Job(partial(_expiry, wiring, plans), APPROVAL.kind),

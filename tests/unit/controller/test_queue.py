@@ -201,7 +201,10 @@ async def test_no_more_than_the_workers_run_at_once(handler: Handler) -> None:
     await asyncio.sleep(0.05)
     assert handler.running == 3
     # The depth is told by kind of work, and how long the longest has been running.
-    await handler.until(lambda: told.depth.get("tick") == 7 and told.longest.get("tick", 0) > 0)
+    async with asyncio.timeout(5):
+        # Told by the queue at most once a second: no event marks it.
+        while not (told.depth.get("tick") == 7 and told.longest.get("tick", 0) > 0):  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
     handler.hold.set()
     await handler.until(lambda: sum(handler.runs.values()) == 10)
     assert handler.most == 3
@@ -267,3 +270,27 @@ def test_only_a_later_spec_change_of_a_mind_wakes_its_cycle() -> None:
     assert seen.changed("shop", "keeper", 1) is False
     assert seen.changed("shop", "keeper", 2) is True
     assert seen.changed("shop", "other", 2) is False
+
+
+async def test_work_answered_from_memory_takes_no_thread(handler: Handler) -> None:
+    """A safety tick of a plan that did not change: the queue asks on its loop, and only a
+    key that cannot be answered so is run in a worker thread."""
+    asked: list[str] = []
+
+    def quick(namespace: str, name: str) -> timedelta | None:
+        asked.append(name)
+        return timedelta(milliseconds=20) if name == "same" else None
+
+    jobs = table(handler)
+    jobs[Work.TICK] = Job(handler, "Plan", quick=quick)
+    q = Queue(asyncio.get_running_loop(), workers=2)
+    q.start(jobs)
+    q.add(Work.TICK, "shop", "same")
+    q.add(Work.TICK, "shop", "changed")
+    await handler.until(lambda: handler.runs["shop", "changed"] == 1)
+    async with asyncio.timeout(5):
+        while asked.count("same") < 3:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+    assert handler.runs["shop", "same"] == 0
+    assert q.holds(Work.TICK, "shop", "same")
+    await q.close()
