@@ -74,6 +74,8 @@ async def close(memo: kopf.Memo, **_: Any) -> None:
 
 
 # kopf decides nothing about when work runs: each handler adds a key to the queue and returns.
+# Those that only add are coroutines that never await: kopf runs a coroutine on its loop and a
+# function in a thread of its pool, and a hop to a thread and back per event buys nothing here.
 # A Mind's and a grant's handlers are edge-triggered (kopf keeps their diff base); Plans and
 # Approvals are reconciled level-triggered from raw watch events: admission and decisions
 # compare what is there with what the status says and write only when they differ, so kopf's
@@ -84,7 +86,7 @@ async def close(memo: kopf.Memo, **_: Any) -> None:
 @kopf.on.resume(API_GROUP, API_VERSION, MIND.plural)
 @kopf.on.create(API_GROUP, API_VERSION, MIND.plural)
 @kopf.on.update(API_GROUP, API_VERSION, MIND.plural, field="spec")
-def mind_reconcile(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
+async def mind_reconcile(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
     assert namespace is not None, "Minds are namespaced"
     memo.queue.add(Work.MIND, namespace, name)
 
@@ -101,7 +103,7 @@ def _present(type: str, body: kopf.Body, **_: Any) -> bool:
 
 
 @kopf.on.event(API_GROUP, API_VERSION, PLAN.plural, when=_present)
-def plan_admit(
+async def plan_admit(
     type: str | None, namespace: str | None, name: str, memo: kopf.Memo, **_: Any
 ) -> None:
     assert namespace is not None, "Plans are namespaced"
@@ -112,7 +114,7 @@ def plan_admit(
 
 
 @kopf.on.event(API_GROUP, API_VERSION, APPROVAL.plural, when=_present)
-def approval_reconcile(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
+async def approval_reconcile(namespace: str | None, name: str, memo: kopf.Memo, **_: Any) -> None:
     assert namespace is not None, "Approvals are namespaced"
     memo.queue.add(Work.DECISION, namespace, name)
 
@@ -125,7 +127,7 @@ def _deleting(type: str, body: kopf.Body, **_: Any) -> bool:
 # controller down at the time) costs only promptness: at start every Approval is reconciled
 # again, finds its owner gone and is withdrawn just the same.
 @kopf.on.event(API_GROUP, API_VERSION, PLAN.plural, when=_deleting)
-def plan_deleted(namespace: str | None, body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+async def plan_deleted(namespace: str | None, body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     """A deleted Plan asks nobody anything any more: its open Approvals are withdrawn as soon
     as the deletion starts (kopf's finalizer may hold the object a while longer)."""
     if namespace is None:
@@ -138,7 +140,7 @@ def plan_deleted(namespace: str | None, body: kopf.Body, memo: kopf.Memo, **_: A
 @kopf.on.resume(API_GROUP, API_VERSION, CAPABILITY_GRANT.plural)
 @kopf.on.create(API_GROUP, API_VERSION, CAPABILITY_GRANT.plural)
 @kopf.on.update(API_GROUP, API_VERSION, CAPABILITY_GRANT.plural)
-def grant_reconcile(
+async def grant_reconcile(
     namespace: str | None, name: str, spec: kopf.Spec, memo: kopf.Memo, **_: Any
 ) -> None:
     assert namespace is not None, "CapabilityGrants are namespaced"
