@@ -226,6 +226,7 @@ class Queue:
             seconds = self._queue.done(key, self._clock())
             self._busy -= 1
         self._telemetry.worked(work.value, seconds)
+        self._changed.set()  # its new time may be sooner than what the dispatcher waits for
         return True
 
     async def _work(self, key: WorkKey) -> None:

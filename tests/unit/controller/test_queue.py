@@ -286,6 +286,9 @@ async def test_work_answered_from_memory_takes_no_thread(handler: Handler) -> No
     q = Queue(asyncio.get_running_loop(), workers=2)
     q.start(jobs)
     q.add(Work.TICK, "shop", "same")
+    async with asyncio.timeout(5):
+        while asked.count("same") < 3:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
     q.add(Work.TICK, "shop", "changed")
     await handler.until(lambda: handler.runs["shop", "changed"] == 1)
     async with asyncio.timeout(5):
