@@ -104,7 +104,13 @@ class PlanTicks:
             return self._next(seen.due, now)
         with self._lock:
             self.full_ticks += 1
-        result = self._tick(namespace, name)
+        try:
+            result = self._tick(namespace, name)
+        except BaseException:
+            # The queue tries it again: fully, since whatever woke it has not been looked at.
+            with self._lock:
+                self._seen.pop(key, None)
+            raise
         if result.phase is None or result.phase in _DONE:
             with self._lock:
                 self._seen.pop(key, None)

@@ -36,6 +36,8 @@ class Ticks:
 
     def __call__(self, namespace: str, name: str) -> TickResult:
         self.calls += 1
+        if isinstance(self.result, Exception):
+            raise self.result
         return self.result
 
 
@@ -73,6 +75,22 @@ def test_a_wake_up_makes_the_next_look_a_full_tick(clock: FakeClock) -> None:
     assert tick.calls == 2
     plans("ns", "p")
     assert tick.calls == 2  # the mark is used once
+
+
+def test_a_full_tick_that_failed_is_tried_again_fully(clock: FakeClock) -> None:
+    """A wake-up (a person's decision) met a failing tick (the ledger away): the retry must
+    look fully, or the decision waits for the next full tick ten minutes later."""
+    tick = Ticks()
+    plans = ticks_over(tick, {"p": "1"}, clock)
+    plans("ns", "p")
+    plans.woken("ns", "p")
+    tick.result = ConnectionError("the database went away")  # type: ignore[assignment]
+    with pytest.raises(ConnectionError):
+        plans("ns", "p")
+    tick.result = TickResult(0, None, PlanStatus.EXECUTING)
+    assert plans.quick("ns", "p") is None
+    plans("ns", "p")
+    assert tick.calls == 3
 
 
 def test_the_time_the_status_asks_for_is_kept(clock: FakeClock) -> None:
