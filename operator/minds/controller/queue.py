@@ -61,6 +61,10 @@ class Job:
     kind: str
     #: After a ``Refused``: look again this much later; None drops the work until an event.
     refused: timedelta | None = None
+    #: Whether a NotFound means the key's own object is gone (the work ends). A handler that
+    #: sees its own object gone by itself (a plan's tick, a cycle) reads other objects too,
+    #: and one of those gone is a failure like any other: tried again.
+    gone_ends: bool = True
     #: Answers from memory alone, on the event loop: when to look again if ``run`` need not
     #: run at all, None when it must. A safety tick of a plan that did not change then costs
     #: no thread.
@@ -234,24 +238,17 @@ class Queue:
         job = self._jobs[work]
         try:
             again = await asyncio.to_thread(job.run, namespace, name)
-        except NotFound:
-            self._settled(key, None)
+        except NotFound as exc:
+            if not job.gone_ends:
+                self._failed(key, job)
+            else:
+                log.info("%s %s/%s: %s ends: %s", job.kind, namespace, name, work.value, exc)
+                self._settled(key, None)
         except Refused as exc:
             log.warning("%s %s/%s: %s: %s", job.kind, namespace, name, work.value, exc)
             self._settled(key, job.refused)
         except Exception:
-            with self._lock:
-                failures, delay = self._queue.failed(key, self._clock(), self._draw())
-            self._telemetry.retried(work.value, job.kind)
-            log.exception(
-                "%s %s/%s: %s failed (%d in a row); trying again in %.1f s",
-                job.kind,
-                namespace,
-                name,
-                work.value,
-                failures,
-                delay,
-            )
+            self._failed(key, job)
         else:
             self._settled(key, again)
         finally:
@@ -260,6 +257,22 @@ class Queue:
                 self._busy -= 1
             self._telemetry.worked(work.value, seconds)
             self._changed.set()
+
+    def _failed(self, key: WorkKey, job: Job) -> None:
+        """Called while the exception is handled: its traceback is logged."""
+        work, namespace, name = key
+        with self._lock:
+            failures, delay = self._queue.failed(key, self._clock(), self._draw())
+        self._telemetry.retried(work.value, job.kind)
+        log.exception(
+            "%s %s/%s: %s failed (%d in a row); trying again in %.1f s",
+            job.kind,
+            namespace,
+            name,
+            work.value,
+            failures,
+            delay,
+        )
 
     def _settled(self, key: WorkKey, again: timedelta | None) -> None:
         with self._lock:

@@ -209,18 +209,26 @@ def jobs(wiring: Wiring, queue: Adds, plans: Plans) -> dict[Work, Job]:
     """The dispatch table. ``refused`` keeps what each did before the queue: work a watch
     event started was dropped until the next event, a plan's tick looked again 10 s later."""
     return {
-        Work.CYCLE: Job(partial(_cycle, wiring), MIND.kind),
+        Work.CYCLE: Job(partial(_cycle, wiring), MIND.kind, gone_ends=False),
         Work.MIND: Job(partial(_mind, wiring, queue, plans, Generations()), MIND.kind),
         Work.REVIEW: Job(partial(_review, wiring), MIND.kind),
         Work.ADMISSION: Job(partial(_admission, wiring, plans), PLAN.kind),
         Work.CONCLUSION: Job(partial(_conclusion, wiring), PLAN.kind),
-        Work.TICK: Job(plans.ticks, PLAN.kind, refused=REFUSED_SECONDS, quick=plans.ticks.quick),
+        Work.TICK: Job(
+            plans.ticks,
+            PLAN.kind,
+            refused=REFUSED_SECONDS,
+            quick=plans.ticks.quick,
+            gone_ends=False,
+        ),
         Work.DECISION: Job(partial(_decision, wiring, queue), APPROVAL.kind),
         Work.SHOW: Job(partial(_show, wiring), APPROVAL.kind),
         Work.EXPIRY: Job(partial(_expiry, wiring, plans), APPROVAL.kind),
-        Work.WITHDRAWAL: Job(partial(_withdrawal, wiring), APPROVAL.kind),
+        Work.WITHDRAWAL: Job(partial(_withdrawal, wiring), APPROVAL.kind, gone_ends=False),
         Work.GRANT: Job(partial(_grant, wiring), CAPABILITY_GRANT.kind, refused=REFUSED_SECONDS),
-        Work.RETENTION: Job(partial(_retention, wiring), PLAN.kind, refused=REFUSED_SECONDS),
+        Work.RETENTION: Job(
+            partial(_retention, wiring), PLAN.kind, refused=REFUSED_SECONDS, gone_ends=False
+        ),
     }
 
 

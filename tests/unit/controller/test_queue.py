@@ -297,3 +297,19 @@ async def test_work_answered_from_memory_takes_no_thread(handler: Handler) -> No
     assert handler.runs["shop", "same"] == 0
     assert q.holds(Work.TICK, "shop", "same")
     await q.close()
+
+
+async def test_a_handler_that_sees_its_own_object_gone_retries_when_another_is_missing(
+    handler: Handler,
+) -> None:
+    """A plan's tick reads its Approval, its Mind, a workload: one of those missing for a
+    moment is a failure to try again, never the end of the plan's schedule."""
+    handler.raises = [NotFound("approval shop/ask-1")]
+    fast = WorkQueue[Any](backoff=Backoff(base=0.01, cap=0.05, jitter=0.2))
+    q = Queue(asyncio.get_running_loop(), workers=2, queue=fast)
+    jobs = table(handler)
+    jobs[Work.TICK] = Job(handler, "Plan", gone_ends=False)
+    q.start(jobs)
+    q.add(Work.TICK, "shop", "heal")
+    await handler.until(lambda: handler.runs["shop", "heal"] == 2)
+    await q.close()
