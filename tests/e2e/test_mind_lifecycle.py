@@ -28,7 +28,7 @@ def ready(cluster: Cluster, namespace: str, name: str = NAME, generation: int = 
     """Wait until the Ready condition reflects ``generation``; return it."""
 
     def probe() -> dict | None:
-        obj = json.loads(cluster.kubectl("get", "mind", name, "-n", namespace, "-o", "json").stdout)
+        obj = cluster.read("mind", name, namespace)
         for cond in obj.get("status", {}).get("conditions", []):
             if cond["type"] == "Ready" and cond.get("observedGeneration") == generation:
                 return cond
@@ -48,7 +48,7 @@ def test_apply_edit_delete(cluster: Cluster, namespace: str, e2e_ledger: Ledger)
     assert cond["reason"] == "Accepted"
     assert count(e2e_ledger, namespace, "mind_registered") == 1
 
-    obj = json.loads(cluster.kubectl("get", "mind", NAME, "-n", namespace, "-o", "json").stdout)
+    obj = cluster.read("mind", NAME, namespace)
     assert "minds.dev/ledger" in obj["metadata"]["finalizers"]
 
     describe = cluster.kubectl("describe", "mind", NAME, "-n", namespace).stdout

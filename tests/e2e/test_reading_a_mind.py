@@ -64,7 +64,7 @@ def condition(body: dict[str, Any], type_: str) -> dict[str, Any] | None:
 
 
 def our_events(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
-    listed = json.loads(cluster.kubectl("get", "events", "-n", namespace, "-o", "json").stdout)
+    listed = cluster.read_list("events", namespace)
     return [
         e
         for e in listed["items"]
