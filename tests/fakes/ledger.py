@@ -13,7 +13,6 @@ import copy
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -38,6 +37,7 @@ from minds.domain.intentions import (
     updated,
 )
 from minds.domain.ledger import (
+    DecisionRecord,
     EventRecord,
     MindRecord,
     SubjectRef,
@@ -67,7 +67,7 @@ class FakeLedger:
         self.evidence_keys: set[str] = set()
         self.predictions_: dict[str, PredictionRecord] = {}
         self.procedures_: dict[str, ProceduralMemory] = {}
-        self.decisions_: dict[str, Decision] = {}
+        self.decisions_: dict[str, DecisionRecord] = {}
         #: Wants by id: (namespace, mind, status, data, version), in the order first stored.
         self.wants_: dict[str, tuple[str, str, str, dict[str, Any], int]] = {}
         self.conflicts_: dict[str, tuple[str, str, bool, dict[str, Any]]] = {}
@@ -408,7 +408,7 @@ class FakeLedger:
     ) -> bool:
         if key in self.decisions_:
             return False
-        self.decisions_[key] = Decision(
+        self.decisions_[key] = DecisionRecord(
             len(self.decisions_) + 1,
             namespace,
             mind,
@@ -427,7 +427,7 @@ class FakeLedger:
         mind: str | None = None,
         kind: str | None = None,
         subject: tuple[str, str] | None = None,
-    ) -> list[Decision]:
+    ) -> list[DecisionRecord]:
         return [
             d
             for d in self.decisions_.values()
@@ -590,20 +590,6 @@ def _entity_event(
         occurred_at=at,
         idempotency_key=key,
     )
-
-
-@dataclass(frozen=True)
-class Decision:
-    """A row of ``volition_decisions``, shaped as the real ledger returns it."""
-
-    id: int
-    namespace: str
-    mind: str
-    kind: str
-    outcome: str
-    subjects: dict[str, str]
-    data: dict[str, Any]
-    decided_at: datetime
 
 
 def _has_nul(value: object) -> bool:

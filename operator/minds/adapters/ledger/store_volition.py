@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -30,21 +29,9 @@ from minds.adapters.ledger.store_common import (
     entity_event,
     insert_event,
 )
-from minds.domain.ledger import idempotency_key, mask_note, mask_secrets
+from minds.domain.ledger import DecisionRecord, idempotency_key, mask_note, mask_secrets
 
-__all__ = ["DecisionRow", "VolitionStore"]
-
-
-@dataclass(frozen=True)
-class DecisionRow:
-    id: int
-    namespace: str
-    mind: str
-    kind: str
-    outcome: str
-    subjects: dict[str, Any]
-    data: dict[str, Any]
-    decided_at: datetime
+__all__ = ["VolitionStore"]
 
 
 class VolitionStore(SessionOwner):
@@ -188,7 +175,7 @@ class VolitionStore(SessionOwner):
         mind: str | None = None,
         kind: str | None = None,
         subject: tuple[str, str] | None = None,
-    ) -> list[DecisionRow]:
+    ) -> list[DecisionRecord]:
         """Choices in the order made; ``subject`` = (role, id), e.g. ("intention", "int-...")."""
         query = select(VolitionDecisionRow).where(VolitionDecisionRow.namespace == namespace)
         if mind is not None:
@@ -199,7 +186,7 @@ class VolitionStore(SessionOwner):
             query = query.where(VolitionDecisionRow.subjects.contains({subject[0]: subject[1]}))
         with self.session() as session:
             return [
-                DecisionRow(
+                DecisionRecord(
                     r.id,
                     r.namespace,
                     r.mind,
