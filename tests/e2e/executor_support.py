@@ -335,11 +335,9 @@ def grant_request(key: str, namespace: str) -> dict[str, Any]:
 
 
 def kube_events(cluster: Cluster, namespace: str, name: str) -> str:
-    return str(
-        cluster.kubectl(
-            "get", "events", "-n", namespace, "--field-selector", f"involvedObject.name={name}"
-        ).stdout
-    )
+    """The reason and message of each Event about ``name``, a line each."""
+    listed = cluster.read_list("events", namespace, fields=f"involvedObject.name={name}")
+    return "\n".join(f"{e.get('reason')}: {e.get('message')}" for e in listed["items"])
 
 
 def user_kubeconfig(cluster: Cluster, namespace: str, context: str, out: Path) -> Path:

@@ -6,7 +6,6 @@ that survives it."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -54,8 +53,7 @@ def controller(world_controller: ControllerHandle) -> Iterator[ControllerHandle]
 
 
 def mind_body(cluster: Cluster, namespace: str) -> dict[str, Any]:
-    out = cluster.kubectl("get", "mind", "keeper", "-n", namespace, "-o", "json").stdout
-    return dict(json.loads(out))
+    return cluster.read("mind", "keeper", namespace)
 
 
 def condition(body: dict[str, Any], type_: str) -> dict[str, Any] | None:

@@ -91,8 +91,7 @@ def replica(factory: ControllerFactory, shard: str, name: str) -> ControllerHand
 
 
 def peers(cluster: Cluster, shard: str) -> dict[str, Any]:
-    obj = json.loads(cluster.kubectl("get", "clusterkopfpeering", shard, "-o", "json").stdout)
-    return dict(obj.get("status") or {})
+    return dict(cluster.read("clusterkopfpeering", shard).get("status") or {})
 
 
 def logged(handle: ControllerHandle, words: str, timeout: float = 60) -> None:
