@@ -73,7 +73,10 @@ unit: venv helm prometheus ## Unit and property tests only (no services).
 # Measured here on 2 cores: the suites wait on clocks (cycles, expiries, rollouts) far more
 # than they compute (two workers kept the cores 35% busy mid-run; four, once the probes stopped
 # starting a kubectl process per poll, about 65%), so five workers is the default (files
-# marked `minutes` start first, tests/conftest.py). See README for the times.
+# marked `minutes` start first, tests/conftest.py). xdist would otherwise hand out the files
+# with the most tests first (its --loadscope-reorder default), whatever their length, and a
+# clock-bound file started last kept one worker busy minutes after the rest were done.
+# See README for the times.
 CPU_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 SERVICE_WORKERS ?= 5
 # Each pytest run writes a JUnit report here; .ci/run prints the slowest tests from them.
@@ -89,7 +92,8 @@ test-fast: venv helm prometheus lint ## The loop between edits: lint, types, imp
 .PHONY: test-services
 test-services: venv devcluster helm prometheus ## The suites against real services: Postgres, the local control plane, controllers, Prometheus.
 	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(TOOL_ENV) $(BIN)/pytest -q \
-		-n $(SERVICE_WORKERS) --dist loadfile --junitxml=$(REPORTS)/services.xml \
+		-n $(SERVICE_WORKERS) --dist loadfile --no-loadscope-reorder \
+		--junitxml=$(REPORTS)/services.xml \
 		-m "not image" tests/integration tests/e2e $(PYTEST_ARGS)
 
 .PHONY: test

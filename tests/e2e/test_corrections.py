@@ -48,7 +48,7 @@ from tests.fixtures.cluster import REPO, Cluster
 from tests.fixtures.docs import sh_commands
 from tests.fixtures.waiting import eventually
 
-pytestmark = pytest.mark.usefixtures("session_controller")
+pytestmark = [pytest.mark.minutes(2), pytest.mark.usefixtures("session_controller")]
 
 CONTROLLER = "system:serviceaccount:minds-system:minds-controller"
 IMMUTABLE = "a changed plan is a new revision"

@@ -16,6 +16,8 @@ from minds.devenv.process import stop
 from tests.fixtures.cluster import REPO, Cluster, ControllerFactory, with_namespace
 from tests.fixtures.waiting import eventually
 
+pytestmark = pytest.mark.minutes(1)
+
 EXAMPLE = REPO / "examples" / "mind.yaml"
 NAME = "atlas-keeper"
 

@@ -33,6 +33,8 @@ from tests.fixtures.cluster import REPO, Cluster
 from tests.fixtures.docs import kubeconfig_in, run_documented
 from tests.fixtures.waiting import eventually
 
+pytestmark = pytest.mark.minutes(1)
+
 #: docs/reading.md's commands, in its order; run as written against this story.
 DOC_COMMANDS = (
     "kubectl get minds",

@@ -46,6 +46,8 @@ from tests.fixtures.cluster import REPO, Cluster, ControllerFactory
 from tests.fixtures.docs import kubeconfig_in, sh_commands
 from tests.fixtures.waiting import eventually
 
+pytestmark = pytest.mark.minutes(1)
+
 #: Short, so that a standby's takeover after a crash is quick to see; the default is 60 s.
 LIFETIME = 10
 #: kopf's own words when a replica starts acting. A replica of a shard starts paused and
