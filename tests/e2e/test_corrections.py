@@ -46,7 +46,7 @@ from tests.e2e.test_approvers import bind
 from tests.e2e.world_support import break_pods, rollout_status
 from tests.fixtures.cluster import REPO, Cluster
 from tests.fixtures.docs import sh_commands
-from tests.fixtures.waiting import eventually
+from tests.fixtures.waiting import eventually, unconflicted
 
 pytestmark = [pytest.mark.minutes(2), pytest.mark.usefixtures("session_controller")]
 
@@ -356,15 +356,13 @@ def test_revoke_a_revocable_commitment_but_never_an_irrevocable_one(
     assert "never-restart-db is irrevocable" in merge.stderr
     body: dict[str, Any] = {}
 
-    def replace() -> subprocess.CompletedProcess[str] | None:
-        # The mind's cycle writes its status every few seconds, and each write moves the
-        # resourceVersion a replace must carry: a Conflict only means "read again".
+    def replace() -> subprocess.CompletedProcess[str]:
+        # Read again each time: the mind's cycle writes its status every few seconds.
         body.update(cluster.read("mind", MIND, namespace))
         body["spec"]["commitments"] = [REVOCABLE]
-        done = cluster.kubectl("replace", "-f", "-", input_=json.dumps(body), check=False)
-        return None if "(Conflict)" in done.stderr else done
+        return cluster.kubectl("replace", "-f", "-", input_=json.dumps(body), check=False)
 
-    replaced = eventually(replace, what="a replace not beaten by a status write")
+    replaced = unconflicted(replace, what="a replace not beaten by a status write")
     assert "cannot remove or change it" in replaced.stderr
     manifest = {k: body[k] for k in ("apiVersion", "kind")}
     manifest["metadata"] = {"name": MIND, "namespace": namespace}
