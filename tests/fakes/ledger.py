@@ -605,7 +605,7 @@ class FakeLedger:
         data: Mapping[str, JsonValue],
         at: datetime,
     ) -> None:
-        self.conflicts_[conflict_id] = (namespace, mind, open_, copy.deepcopy(dict(data)))
+        self.conflicts_[conflict_id] = (namespace, mind, open_, mask_secrets(dict(data)))
 
     def conflicts(
         self, namespace: str, mind: str, *, open_only: bool = True

@@ -517,6 +517,19 @@ def test_a_conflict_is_kept_as_last_saved(ledger: Any) -> None:
     assert ledger.conflicts("contract", mind, open_only=False) == [{"n": 2}]
 
 
+def test_a_conflicts_data_is_masked_before_it_is_stored(ledger: Any) -> None:
+    mind = f"keeper-{uuid.uuid4().hex[:8]}"
+    conflict = f"conflict-{uuid.uuid4().hex}"
+    quoted = {"wants": [{"subject": "atlas", "note": "password=hunter2hunter2"}], "token": "t0k"}
+    ledger.save_conflict(
+        namespace="contract", mind=mind, conflict_id=conflict, open_=True, data=quoted, at=NOW
+    )
+    [stored] = ledger.conflicts("contract", mind)
+    assert "hunter2" not in str(stored)
+    assert "t0k" not in str(stored)
+    assert stored["wants"][0]["subject"] == "atlas"
+
+
 def test_a_minds_cycle_lock_has_one_holder_at_a_time(ledger: Any) -> None:
     mind = f"keeper-{uuid.uuid4().hex[:8]}"
     with ledger.cycle_lock("contract", mind) as first:

@@ -110,18 +110,20 @@ class VolitionStore(SessionOwner):
         data: Mapping[str, JsonValue],
         at: datetime,
     ) -> None:
-        """Keep a conflict's current state (its changes are recorded as decisions)."""
+        """Keep a conflict's current state (its changes are recorded as decisions). Its data
+        quotes the wants in conflict, which may quote a spec: masked like them."""
+        masked = mask_secrets(dict(data))
         statement = insert(ConflictRow).values(
             id=conflict_id,
             namespace=namespace,
             mind=mind,
             open=open_,
-            data=dict(data),
+            data=masked,
             updated_at=at,
         )
         statement = statement.on_conflict_do_update(
             index_elements=[ConflictRow.id],
-            set_={"open": open_, "data": dict(data), "updated_at": at},
+            set_={"open": open_, "data": masked, "updated_at": at},
         )
         with self.session() as session:
             session.execute(statement)
