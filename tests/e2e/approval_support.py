@@ -40,7 +40,7 @@ def asked(cluster: Cluster, namespace: str, plan: str = PLAN) -> str:
 
 
 def approval(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
-    return cluster.read("approval", name, namespace)
+    return cluster.api.get("approval", name, namespace)
 
 
 def shown(cluster: Cluster, namespace: str, name: str) -> str | None:
@@ -93,7 +93,7 @@ def decide(
 
 
 def restarted_at(cluster: Cluster, namespace: str) -> str | None:
-    obj = cluster.read("deployment", "atlas-worker", namespace)
+    obj = cluster.api.get("deployment", "atlas-worker", namespace)
     annotations = obj["spec"]["template"]["metadata"].get("annotations") or {}
     return annotations.get("kubectl.kubernetes.io/restartedAt")
 

@@ -88,7 +88,7 @@ def deployment(cluster: Cluster, namespace: str, name: str = "atlas-worker") -> 
 
 def set_health(cluster: Cluster, namespace: str, healthy: bool, name: str = "atlas-worker") -> None:
     """Write the workload's status as its controller would: running, or degraded."""
-    obj = cluster.read("deployment", name, namespace)
+    obj = cluster.api.get("deployment", name, namespace)
     ready = 1 if healthy else 0
     status = {
         "observedGeneration": obj["metadata"]["generation"],
@@ -118,7 +118,7 @@ def set_health(cluster: Cluster, namespace: str, healthy: bool, name: str = "atl
 
 
 def plan_status(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
-    obj = cluster.read("plan", name, namespace)
+    obj = cluster.api.get("plan", name, namespace)
     return obj.get("status") or {}
 
 
@@ -196,7 +196,7 @@ def restart_request(cluster: Cluster, namespace: str, plan: str, mind_name: str)
 
 
 def approval_phase(cluster: Cluster, namespace: str, name: str) -> str:
-    obj = cluster.read("approval", name, namespace)
+    obj = cluster.api.get("approval", name, namespace)
     return str(obj.get("status", {}).get("phase"))
 
 
@@ -215,11 +215,11 @@ def running_check(namespace: str) -> dict[str, Any]:
 
 
 def plan_body(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
-    return cluster.read("plan", name, namespace)
+    return cluster.api.get("plan", name, namespace)
 
 
 def plan_names(cluster: Cluster, namespace: str) -> list[str]:
-    listed = cluster.read_list("plans", namespace)
+    listed = cluster.api.list("plans", namespace)
     return sorted(item["metadata"]["name"] for item in listed["items"])
 
 
@@ -336,7 +336,7 @@ def grant_request(key: str, namespace: str) -> dict[str, Any]:
 
 def kube_events(cluster: Cluster, namespace: str, name: str) -> str:
     """The reason and message of each Event about ``name``, a line each."""
-    listed = cluster.read_list("events", namespace, fields=f"involvedObject.name={name}")
+    listed = cluster.api.list("events", namespace, fields=f"involvedObject.name={name}")
     return "\n".join(f"{e.get('reason')}: {e.get('message')}" for e in listed["items"])
 
 
@@ -371,7 +371,7 @@ def cycles_pass(cluster: Cluster, namespace: str, count: int, name: str = "keepe
     seen: set[str] = set()
 
     def probe() -> bool:
-        obj = cluster.read("mind", name, namespace)
+        obj = cluster.api.get("mind", name, namespace)
         at = (obj.get("status") or {}).get("lastCycleAt")
         if at:
             seen.add(str(at))

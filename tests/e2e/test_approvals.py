@@ -318,7 +318,7 @@ def test_an_approved_restart_is_told_in_four_events(cluster: Cluster, namespace:
     wait_phase(cluster, namespace, PLAN, "completed")
 
     def told() -> list[tuple[str, str]]:
-        listed = cluster.read_list("events", namespace)
+        listed = cluster.api.list("events", namespace)
         # The plan's story: Events on the Plan and the Approval, and the Mind's Events that
         # name them (not the Mind's own, such as Registered).
         return sorted(

@@ -233,7 +233,7 @@ def test_a_draft_is_not_cancelled_it_never_runs(cluster: Cluster, namespace: str
 
 
 def corrections(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
-    body = cluster.read("mind", MIND, namespace)
+    body = cluster.api.get("mind", MIND, namespace)
     return list(body["spec"]["intentionCorrections"])
 
 
@@ -358,7 +358,7 @@ def test_revoke_a_revocable_commitment_but_never_an_irrevocable_one(
 
     def replace() -> subprocess.CompletedProcess[str]:
         # Read again each time: the mind's cycle writes its status every few seconds.
-        body.update(cluster.read("mind", MIND, namespace))
+        body.update(cluster.api.get("mind", MIND, namespace))
         body["spec"]["commitments"] = [REVOCABLE]
         return cluster.kubectl("replace", "-f", "-", input_=json.dumps(body), check=False)
 
@@ -370,7 +370,7 @@ def test_revoke_a_revocable_commitment_but_never_an_irrevocable_one(
     applied = cluster.kubectl("apply", "-f", "-", input_=json.dumps(manifest), check=False)
     assert applied.returncode != 0
     assert "cannot remove or change it" in applied.stderr
-    kept = cluster.read("mind", MIND, namespace)
+    kept = cluster.api.get("mind", MIND, namespace)
     assert IRREVOCABLE["name"] in [c["name"] for c in kept["spec"]["commitments"]]
 
 
@@ -424,7 +424,7 @@ def test_deleting_a_mind_does_not_end_its_irrevocable_promise(
     allow = [{"capability": "service.restart", "decision": "allow"}]
     deployment(cluster, namespace)
     mind(cluster, namespace, MIND, capabilityPolicy=allow, commitments=[freeze])
-    first = cluster.read("mind", MIND, namespace)
+    first = cluster.api.get("mind", MIND, namespace)
     uid = first["metadata"]["uid"]
     eventually(
         lambda: e2e_ledger.events(namespace=namespace, mind=MIND, type="mind_registered"),
@@ -506,7 +506,7 @@ def test_every_command_in_correcting_a_mind_works(
 
 
 def plans_of(cluster: Cluster, namespace: str) -> list[str]:
-    items = cluster.read_list("plans", namespace)
+    items = cluster.api.list("plans", namespace)
     return [item["metadata"]["name"] for item in items["items"]]
 
 
@@ -548,5 +548,5 @@ def test_a_cancelled_plan_of_the_mind_is_not_planned_again_at_once(
     seen = cycles()
     eventually(lambda: cycles() >= seen + 4, timeout=120, what="four more cycles")
     assert plans_of(cluster, namespace) == [plan]
-    listed = cluster.read_list("approvals", namespace)
+    listed = cluster.api.list("approvals", namespace)
     assert [a["metadata"]["name"] for a in listed["items"]] == [approval]

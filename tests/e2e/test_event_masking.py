@@ -10,7 +10,7 @@ def test_an_event_message_is_masked_before_it_reaches_the_api_server(
     cluster: Cluster, namespace: str
 ) -> None:
     cluster.kubectl("create", "configmap", "atlas", "-n", namespace)
-    body = cluster.read("configmap", "atlas", namespace)
+    body = cluster.api.get("configmap", "atlas", namespace)
     events = KubeEvents(api_client(str(cluster.controller_kubeconfig)))
 
     events.post(
@@ -23,7 +23,7 @@ def test_an_event_message_is_masked_before_it_reaches_the_api_server(
         ),
     )
 
-    listed = cluster.read_list("events", namespace)
+    listed = cluster.api.list("events", namespace)
     [message] = [item["message"] for item in listed["items"] if item["reason"] == "Failed"]
     assert message == (
         "restart failed: connect postgres://app:[secret]@db:5432/app refused; "

@@ -23,7 +23,7 @@ class Clock:
 
 def configmap(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
     cluster.kubectl("create", "configmap", name, "-n", namespace)
-    return dict(cluster.read("configmap", name, namespace))
+    return dict(cluster.api.get("configmap", name, namespace))
 
 
 def events_of(cluster: Cluster, namespace: str, uid: str) -> list[dict[str, Any]]:

@@ -66,7 +66,7 @@ def processes(
 
 
 def grant_status(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
-    obj = cluster.read("capabilitygrant", name, namespace)
+    obj = cluster.api.get("capabilitygrant", name, namespace)
     return obj.get("status") or {}
 
 
@@ -160,7 +160,7 @@ def test_preview_has_no_side_effects(
         capabilityPolicy=[{"capability": "service.restart", "decision": "allow"}],
     )
     deployment(cluster, namespace)
-    before = cluster.read("deployment", "atlas-worker", namespace)
+    before = cluster.api.get("deployment", "atlas-worker", namespace)
     acting = (
         "policy_decision",
         "tool_authorised",
@@ -181,11 +181,11 @@ def test_preview_has_no_side_effects(
     assert preview.decision.value == "allow"
     assert preview.dry_run is not None
     assert preview.dry_run.ok, preview.dry_run.error
-    after = cluster.read("deployment", "atlas-worker", namespace)
+    after = cluster.api.get("deployment", "atlas-worker", namespace)
     assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
     assert len(e2e_ledger.events(namespace=namespace, type=acting)) == events_before
     assert e2e_ledger.executions(namespace=namespace) == []
-    assert cluster.read_list("approvals", namespace)["items"] == []
+    assert cluster.api.list("approvals", namespace)["items"] == []
 
 
 # -- a grant stays inside its bounds ---------------------------------------------------------

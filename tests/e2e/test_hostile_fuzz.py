@@ -213,7 +213,7 @@ MUST_TRY: dict[str, list[tuple[tuple[str | int, ...], Any]]] = {
 def _processed(cluster: Cluster, kind: str, namespace: str, name: str) -> bool:
     """The controller has written the object's status: it read the object and judged it."""
     try:
-        return bool(cluster.read(kind.lower(), name, namespace).get("status"))
+        return bool(cluster.api.get(kind.lower(), name, namespace).get("status"))
     except ReadError:
         return False
 

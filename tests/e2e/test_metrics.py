@@ -57,7 +57,7 @@ def of_namespace(exported: dict[str, dict[Labels, float]], namespace: str) -> di
 
 
 def pending_approvals(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
-    listed = cluster.read_list("approvals", namespace)
+    listed = cluster.api.list("approvals", namespace)
     return [a for a in listed["items"] if (a.get("status") or {}).get("phase") == "Pending"]
 
 

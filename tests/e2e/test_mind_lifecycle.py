@@ -30,7 +30,7 @@ def ready(cluster: Cluster, namespace: str, name: str = NAME, generation: int = 
     """Wait until the Ready condition reflects ``generation``; return it."""
 
     def probe() -> dict | None:
-        obj = cluster.read("mind", name, namespace)
+        obj = cluster.api.get("mind", name, namespace)
         for cond in obj.get("status", {}).get("conditions", []):
             if cond["type"] == "Ready" and cond.get("observedGeneration") == generation:
                 return cond
@@ -50,7 +50,7 @@ def test_apply_edit_delete(cluster: Cluster, namespace: str, e2e_ledger: Ledger)
     assert cond["reason"] == "Accepted"
     assert count(e2e_ledger, namespace, "mind_registered") == 1
 
-    obj = cluster.read("mind", NAME, namespace)
+    obj = cluster.api.get("mind", NAME, namespace)
     assert "minds.dev/ledger" in obj["metadata"]["finalizers"]
 
     describe = cluster.kubectl("describe", "mind", NAME, "-n", namespace).stdout

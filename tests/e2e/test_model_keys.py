@@ -202,7 +202,7 @@ def test_a_mind_naming_an_unconfigured_endpoint_is_not_ready_and_says_why(
     cluster.kubectl("apply", "-f", "-", input_=manifest.replace("name: keeper", f"name: {name}"))
 
     def ready() -> dict[str, str] | None:
-        obj = cluster.read("mind", name, namespace)
+        obj = cluster.api.get("mind", name, namespace)
         conditions = (obj.get("status") or {}).get("conditions") or []
         return next((c for c in conditions if c["type"] == "Ready"), None)
 

@@ -126,7 +126,7 @@ def merged(base: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
 
 
 def read(cluster: Cluster, kind: str, namespace: str, name: str) -> dict[str, Any]:
-    return cluster.read(kind, name, namespace)
+    return cluster.api.get(kind, name, namespace)
 
 
 def write(

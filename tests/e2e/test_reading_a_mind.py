@@ -55,7 +55,7 @@ def controller(world_controller: ControllerHandle) -> Iterator[ControllerHandle]
 
 
 def mind_body(cluster: Cluster, namespace: str) -> dict[str, Any]:
-    return cluster.read("mind", "keeper", namespace)
+    return cluster.api.get("mind", "keeper", namespace)
 
 
 def condition(body: dict[str, Any], type_: str) -> dict[str, Any] | None:
@@ -64,7 +64,7 @@ def condition(body: dict[str, Any], type_: str) -> dict[str, Any] | None:
 
 
 def our_events(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
-    listed = cluster.read_list("events", namespace)
+    listed = cluster.api.list("events", namespace)
     return [
         e
         for e in listed["items"]

@@ -42,7 +42,7 @@ DOC = repo_root() / "docs" / "volition.md"
 
 
 def needs_attention(cluster: Cluster, namespace: str) -> dict[str, str]:
-    body = cluster.read("mind", "keeper", namespace)
+    body = cluster.api.get("mind", "keeper", namespace)
     found = [
         c
         for c in (body.get("status") or {}).get("conditions") or []

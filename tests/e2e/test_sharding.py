@@ -93,7 +93,7 @@ def replica(factory: ControllerFactory, shard: str, name: str) -> ControllerHand
 
 
 def peers(cluster: Cluster, shard: str) -> dict[str, Any]:
-    return dict(cluster.read("clusterkopfpeering", shard).get("status") or {})
+    return dict(cluster.api.get("clusterkopfpeering", shard).get("status") or {})
 
 
 def logged(handle: ControllerHandle, words: str, timeout: float = 60) -> None:

@@ -86,7 +86,7 @@ def test_a_broken_watched_deployment_is_planned_for_within_three_seconds(
     cluster.kubectl("label", "pods", "-n", namespace, "-l", f"app={NAME}", f"{FAULT}=crashloop")
 
     def unavailable() -> bool:
-        obj = cluster.read("deployment", NAME, namespace)
+        obj = cluster.api.get("deployment", NAME, namespace)
         return not (obj.get("status") or {}).get("availableReplicas")
 
     # From the moment the Deployment's status says no replica is available (as its

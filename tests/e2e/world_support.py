@@ -32,7 +32,7 @@ def deployment(namespace: str, replicas: int = 2, labels: dict[str, str] | None 
 
 
 def pods(world: Cluster, namespace: str) -> list[dict[str, Any]]:
-    listed = world.read_list("pods", namespace, selector=f"app={NAME}")
+    listed = world.api.list("pods", namespace, selector=f"app={NAME}")
     items: list[dict[str, Any]] = listed["items"]
     return items
 
@@ -119,7 +119,7 @@ def wait_status(world: Cluster, namespace: str, holds: Any, what: str) -> dict[s
     """Wait until the Deployment's status, as its controller writes it, satisfies ``holds``."""
 
     def probe() -> dict[str, Any] | None:
-        obj = world.read("deployment", NAME, namespace)
+        obj = world.api.get("deployment", NAME, namespace)
         status: dict[str, Any] = obj.get("status", {})
         return status if holds(status) else None
 

@@ -94,10 +94,12 @@ class History(Protocol):
     ) -> list[EventRecord]: ...
 
 
-class Intentions(Protocol):
-    """What a mind means to do; each change is written with its event, in one transaction."""
-
+class IntentionReading(Protocol):
     def intention(self, intention_id: str) -> IntentionRecord | None: ...
+
+
+class Intentions(IntentionReading, Protocol):
+    """What a mind means to do; each change is written with its event, in one transaction."""
 
     def form_intention(self, record: IntentionRecord) -> tuple[IntentionRecord, bool]:
         """Form it, or return the one with its id and False."""
@@ -129,7 +131,15 @@ class Intentions(Protocol):
     ) -> list[IntentionRecord]: ...
 
 
-class Beliefs(Protocol):
+class BeliefReading(Protocol):
+    def belief(self, belief_id: str) -> BeliefRecord | None: ...
+
+    def predictions(
+        self, namespace: str, mind: str, status: PredictionStatus | None = None
+    ) -> list[PredictionRecord]: ...
+
+
+class Beliefs(BeliefReading, Protocol):
     """What a mind believes, and the predictions that test it."""
 
     def upsert_belief(
@@ -137,12 +147,6 @@ class Beliefs(Protocol):
     ) -> BeliefRecord: ...
 
     def beliefs(self, namespace: str, mind: str) -> list[BeliefRecord]: ...
-
-    def belief(self, belief_id: str) -> BeliefRecord | None: ...
-
-    def predictions(
-        self, namespace: str, mind: str, status: PredictionStatus | None = None
-    ) -> list[PredictionRecord]: ...
 
     def add_evidence(
         self, belief_id: str, *, supports: bool, weight: float, key: str, at: datetime, note: str
@@ -163,7 +167,20 @@ class Beliefs(Protocol):
         ...
 
 
-class Decisions(Protocol):
+class DecisionReading(Protocol):
+    def decisions(
+        self,
+        *,
+        namespace: str,
+        mind: str | None = None,
+        kind: str | None = None,
+        subject: tuple[str, str] | None = None,
+    ) -> list[DecisionRecord]:
+        """The choices recorded, oldest first."""
+        ...
+
+
+class Decisions(DecisionReading, Protocol):
     """The append-only record of volition's choices (``volition_decisions``)."""
 
     def record_decision(
@@ -179,17 +196,6 @@ class Decisions(Protocol):
         key: str,
     ) -> bool:
         """Append one choice; False when its key was already recorded (a replay)."""
-        ...
-
-    def decisions(
-        self,
-        *,
-        namespace: str,
-        mind: str | None = None,
-        kind: str | None = None,
-        subject: tuple[str, str] | None = None,
-    ) -> list[DecisionRecord]:
-        """The choices recorded, oldest first."""
         ...
 
 
@@ -303,50 +309,10 @@ class ExecutorLedger(
     """Every role of the ledger the executor plays a part in."""
 
 
-class LedgerReading(Protocol):
+class LedgerReading(
+    History, IntentionReading, BeliefReading, DecisionReading, Executions, Protocol
+):
     """What reading a mind's story needs of the ledger, and nothing it could write with."""
-
-    def events(
-        self,
-        *,
-        mind: str | None = None,
-        namespace: str | None = None,
-        type: str | Iterable[str] | None = None,
-        subject_uid: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        after_id: int | None = None,
-        limit: int | None = None,
-    ) -> list[EventRecord]: ...
-
-    def intention(self, intention_id: str) -> IntentionRecord | None: ...
-
-    def belief(self, belief_id: str) -> BeliefRecord | None: ...
-
-    def predictions(
-        self, namespace: str, mind: str, status: PredictionStatus | None = None
-    ) -> list[PredictionRecord]: ...
-
-    def decisions(
-        self,
-        *,
-        namespace: str,
-        mind: str | None = None,
-        kind: str | None = None,
-        subject: tuple[str, str] | None = None,
-    ) -> list[DecisionRecord]: ...
-
-    def execution(
-        self, origin_key: str
-    ) -> tuple[ExecutionRecord, ExecutionOutcome | None] | None: ...
-
-    def executions(
-        self,
-        *,
-        namespace: str | None = None,
-        mind: str | None = None,
-        capability: str | None = None,
-    ) -> list[ExecutionRecord]: ...
 
 
 class ResourceReader(Protocol):
