@@ -70,11 +70,15 @@ unit: venv helm prometheus ## Unit and property tests only (no services).
 # mostly wait (on controllers, rollouts, Postgres), so they run more workers than cores; each
 # worker starts its own control planes, Postgres and controllers, exactly as a sequential run
 # does, and takes whole files (module fixtures pause a worker's own session controller).
-# Measured here on 2 cores, mid-run, two workers kept the cores 35% busy: the suites wait on
-# clocks (cycles, expiries, rollouts) far more than they compute, so four workers is the
-# default (files marked `minutes` start first, tests/conftest.py). See README for the times.
+# Measured here on 2 cores: the suites wait on clocks (cycles, expiries, rollouts) far more
+# than they compute (two workers kept the cores 35% busy mid-run; four, once the probes stopped
+# starting a kubectl process per poll, about 65%), so five workers is the default (files
+# marked `minutes` start first, tests/conftest.py). xdist would otherwise hand out the files
+# with the most tests first (its --loadscope-reorder default), whatever their length, and a
+# clock-bound file started last kept one worker busy minutes after the rest were done.
+# See README for the times.
 CPU_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
-SERVICE_WORKERS ?= 4
+SERVICE_WORKERS ?= 5
 # Each pytest run writes a JUnit report here; .ci/run prints the slowest tests from them.
 REPORTS := .cache/test-reports
 PYTEST_ARGS ?=
@@ -88,7 +92,8 @@ test-fast: venv helm prometheus lint ## The loop between edits: lint, types, imp
 .PHONY: test-services
 test-services: venv devcluster helm prometheus ## The suites against real services: Postgres, the local control plane, controllers, Prometheus.
 	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) $(TOOL_ENV) $(BIN)/pytest -q \
-		-n $(SERVICE_WORKERS) --dist loadfile --junitxml=$(REPORTS)/services.xml \
+		-n $(SERVICE_WORKERS) --dist loadfile --no-loadscope-reorder \
+		--junitxml=$(REPORTS)/services.xml \
 		-m "not image" tests/integration tests/e2e $(PYTEST_ARGS)
 
 .PHONY: test

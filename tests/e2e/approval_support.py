@@ -40,9 +40,7 @@ def asked(cluster: Cluster, namespace: str, plan: str = PLAN) -> str:
 
 
 def approval(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
-    return json.loads(
-        cluster.kubectl("get", "approval", name, "-n", namespace, "-o", "json").stdout
-    )
+    return cluster.api.get("approval", name, namespace)
 
 
 def shown(cluster: Cluster, namespace: str, name: str) -> str | None:
@@ -95,9 +93,7 @@ def decide(
 
 
 def restarted_at(cluster: Cluster, namespace: str) -> str | None:
-    obj = json.loads(
-        cluster.kubectl("get", "deployment", "atlas-worker", "-n", namespace, "-o", "json").stdout
-    )
+    obj = cluster.api.get("deployment", "atlas-worker", namespace)
     annotations = obj["spec"]["template"]["metadata"].get("annotations") or {}
     return annotations.get("kubectl.kubernetes.io/restartedAt")
 

@@ -88,9 +88,7 @@ def deployment(cluster: Cluster, namespace: str, name: str = "atlas-worker") -> 
 
 def set_health(cluster: Cluster, namespace: str, healthy: bool, name: str = "atlas-worker") -> None:
     """Write the workload's status as its controller would: running, or degraded."""
-    obj = json.loads(
-        cluster.kubectl("get", "deployment", name, "-n", namespace, "-o", "json").stdout
-    )
+    obj = cluster.api.get("deployment", name, namespace)
     ready = 1 if healthy else 0
     status = {
         "observedGeneration": obj["metadata"]["generation"],
@@ -120,7 +118,7 @@ def set_health(cluster: Cluster, namespace: str, healthy: bool, name: str = "atl
 
 
 def plan_status(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
-    obj = json.loads(cluster.kubectl("get", "plan", name, "-n", namespace, "-o", "json").stdout)
+    obj = cluster.api.get("plan", name, namespace)
     return obj.get("status") or {}
 
 
@@ -198,7 +196,7 @@ def restart_request(cluster: Cluster, namespace: str, plan: str, mind_name: str)
 
 
 def approval_phase(cluster: Cluster, namespace: str, name: str) -> str:
-    obj = json.loads(cluster.kubectl("get", "approval", name, "-n", namespace, "-o", "json").stdout)
+    obj = cluster.api.get("approval", name, namespace)
     return str(obj.get("status", {}).get("phase"))
 
 
@@ -217,11 +215,11 @@ def running_check(namespace: str) -> dict[str, Any]:
 
 
 def plan_body(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
-    return json.loads(cluster.kubectl("get", "plan", name, "-n", namespace, "-o", "json").stdout)
+    return cluster.api.get("plan", name, namespace)
 
 
 def plan_names(cluster: Cluster, namespace: str) -> list[str]:
-    listed = json.loads(cluster.kubectl("get", "plans", "-n", namespace, "-o", "json").stdout)
+    listed = cluster.api.list("plans", namespace)
     return sorted(item["metadata"]["name"] for item in listed["items"])
 
 
@@ -337,11 +335,9 @@ def grant_request(key: str, namespace: str) -> dict[str, Any]:
 
 
 def kube_events(cluster: Cluster, namespace: str, name: str) -> str:
-    return str(
-        cluster.kubectl(
-            "get", "events", "-n", namespace, "--field-selector", f"involvedObject.name={name}"
-        ).stdout
-    )
+    """The reason and message of each Event about ``name``, a line each."""
+    listed = cluster.api.list("events", namespace, fields=f"involvedObject.name={name}")
+    return "\n".join(f"{e.get('reason')}: {e.get('message')}" for e in listed["items"])
 
 
 def user_kubeconfig(cluster: Cluster, namespace: str, context: str, out: Path) -> Path:
@@ -375,7 +371,7 @@ def cycles_pass(cluster: Cluster, namespace: str, count: int, name: str = "keepe
     seen: set[str] = set()
 
     def probe() -> bool:
-        obj = json.loads(cluster.kubectl("get", "mind", name, "-n", namespace, "-o", "json").stdout)
+        obj = cluster.api.get("mind", name, namespace)
         at = (obj.get("status") or {}).get("lastCycleAt")
         if at:
             seen.add(str(at))

@@ -74,9 +74,7 @@ def setup(cluster: Cluster, namespace: str, *workloads: str) -> None:
 
 
 def approval(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
-    return json.loads(
-        cluster.kubectl("get", "approval", name, "-n", namespace, "-o", "json").stdout
-    )
+    return cluster.api.get("approval", name, namespace)
 
 
 def phase(cluster: Cluster, namespace: str, name: str, *wanted: str) -> dict[str, Any]:
@@ -340,5 +338,5 @@ def test_an_approved_action_interrupted_by_a_crash_is_resolved_from_the_ledger(
     assert blocked["reason"] == UNKNOWN
     assert restarts(e2e_ledger, namespace)[(uids["after"], "P1")] == [written]
     # Nobody was asked twice.
-    listed = json.loads(cluster.kubectl("get", "approvals", "-n", namespace, "-o", "json").stdout)
+    listed = cluster.api.list("approvals", namespace)
     assert sorted(a["metadata"]["name"] for a in listed["items"]) == sorted(asked.values())

@@ -34,7 +34,10 @@ from tests.e2e.executor_support import wait_step
 from tests.fixtures.cluster import Cluster, ControllerFactory, paused
 from tests.fixtures.waiting import eventually
 
-pytestmark = pytest.mark.usefixtures("session_controller", "no_status_guard")
+pytestmark = [
+    pytest.mark.minutes(2),
+    pytest.mark.usefixtures("session_controller", "no_status_guard"),
+]
 
 
 def forged(phase_: str) -> dict[str, str]:

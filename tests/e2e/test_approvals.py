@@ -4,7 +4,6 @@ which alone carries out what a person approved."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import replace
 from datetime import timedelta
@@ -319,7 +318,7 @@ def test_an_approved_restart_is_told_in_four_events(cluster: Cluster, namespace:
     wait_phase(cluster, namespace, PLAN, "completed")
 
     def told() -> list[tuple[str, str]]:
-        listed = json.loads(cluster.kubectl("get", "events", "-n", namespace, "-o", "json").stdout)
+        listed = cluster.api.list("events", namespace)
         # The plan's story: Events on the Plan and the Approval, and the Mind's Events that
         # name them (not the Mind's own, such as Registered).
         return sorted(

@@ -21,7 +21,7 @@ from tests.fixtures.metrics import labels, samples, scrape
 from tests.fixtures.postgres import LedgerDatabase, connect
 from tests.fixtures.waiting import eventually
 
-pytestmark = pytest.mark.usefixtures("alone")
+pytestmark = [pytest.mark.minutes(1), pytest.mark.usefixtures("alone")]
 
 
 @contextmanager

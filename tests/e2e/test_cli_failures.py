@@ -15,6 +15,8 @@ import pytest
 
 from tests.fixtures.cluster import REPO, Cluster, with_namespace
 
+pytestmark = pytest.mark.minutes(1)
+
 BIN = Path(sys.executable).parent
 
 #: Each command, naming an object that is not there.

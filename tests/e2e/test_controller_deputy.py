@@ -288,12 +288,8 @@ def test_the_documented_binding_is_the_installed_one(cluster: Cluster, namespace
     )
     argv = command.replace("<namespace>", other).split()[1:]
     cluster.kubectl(*argv)
-    documented = json.loads(
-        cluster.kubectl("get", "rolebinding", WORKLOADS_ROLE, "-n", other, "-o", "json").stdout
-    )
-    installed = json.loads(
-        cluster.kubectl("get", "rolebinding", WORKLOADS_ROLE, "-n", namespace, "-o", "json").stdout
-    )
+    documented = cluster.api.get("rolebinding", WORKLOADS_ROLE, other)
+    installed = cluster.api.get("rolebinding", WORKLOADS_ROLE, namespace)
 
     assert documented["roleRef"] == installed["roleRef"]
     assert documented["subjects"] == installed["subjects"]

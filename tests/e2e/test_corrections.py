@@ -46,9 +46,9 @@ from tests.e2e.test_approvers import bind
 from tests.e2e.world_support import break_pods, rollout_status
 from tests.fixtures.cluster import REPO, Cluster
 from tests.fixtures.docs import sh_commands
-from tests.fixtures.waiting import eventually
+from tests.fixtures.waiting import eventually, unconflicted
 
-pytestmark = pytest.mark.usefixtures("session_controller")
+pytestmark = [pytest.mark.minutes(2), pytest.mark.usefixtures("session_controller")]
 
 CONTROLLER = "system:serviceaccount:minds-system:minds-controller"
 IMMUTABLE = "a changed plan is a new revision"
@@ -233,7 +233,7 @@ def test_a_draft_is_not_cancelled_it_never_runs(cluster: Cluster, namespace: str
 
 
 def corrections(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
-    body = json.loads(cluster.kubectl("get", "mind", MIND, "-n", namespace, "-o", "json").stdout)
+    body = cluster.api.get("mind", MIND, namespace)
     return list(body["spec"]["intentionCorrections"])
 
 
@@ -354,9 +354,15 @@ def test_revoke_a_revocable_commitment_but_never_an_irrevocable_one(
     loosened = [{**IRREVOCABLE, "revocable": True}, REVOCABLE]
     merge = patch(cluster, "mind", MIND, namespace, {"spec": {"commitments": loosened}})
     assert "never-restart-db is irrevocable" in merge.stderr
-    body = json.loads(cluster.kubectl("get", "mind", MIND, "-n", namespace, "-o", "json").stdout)
-    body["spec"]["commitments"] = [REVOCABLE]
-    replaced = cluster.kubectl("replace", "-f", "-", input_=json.dumps(body), check=False)
+    body: dict[str, Any] = {}
+
+    def replace() -> subprocess.CompletedProcess[str]:
+        # Read again each time: the mind's cycle writes its status every few seconds.
+        body.update(cluster.api.get("mind", MIND, namespace))
+        body["spec"]["commitments"] = [REVOCABLE]
+        return cluster.kubectl("replace", "-f", "-", input_=json.dumps(body), check=False)
+
+    replaced = unconflicted(replace, what="a replace not beaten by a status write")
     assert "cannot remove or change it" in replaced.stderr
     manifest = {k: body[k] for k in ("apiVersion", "kind")}
     manifest["metadata"] = {"name": MIND, "namespace": namespace}
@@ -364,7 +370,7 @@ def test_revoke_a_revocable_commitment_but_never_an_irrevocable_one(
     applied = cluster.kubectl("apply", "-f", "-", input_=json.dumps(manifest), check=False)
     assert applied.returncode != 0
     assert "cannot remove or change it" in applied.stderr
-    kept = json.loads(cluster.kubectl("get", "mind", MIND, "-n", namespace, "-o", "json").stdout)
+    kept = cluster.api.get("mind", MIND, namespace)
     assert IRREVOCABLE["name"] in [c["name"] for c in kept["spec"]["commitments"]]
 
 
@@ -418,7 +424,7 @@ def test_deleting_a_mind_does_not_end_its_irrevocable_promise(
     allow = [{"capability": "service.restart", "decision": "allow"}]
     deployment(cluster, namespace)
     mind(cluster, namespace, MIND, capabilityPolicy=allow, commitments=[freeze])
-    first = json.loads(cluster.kubectl("get", "mind", MIND, "-n", namespace, "-o", "json").stdout)
+    first = cluster.api.get("mind", MIND, namespace)
     uid = first["metadata"]["uid"]
     eventually(
         lambda: e2e_ledger.events(namespace=namespace, mind=MIND, type="mind_registered"),
@@ -500,7 +506,7 @@ def test_every_command_in_correcting_a_mind_works(
 
 
 def plans_of(cluster: Cluster, namespace: str) -> list[str]:
-    items = json.loads(cluster.kubectl("get", "plans", "-n", namespace, "-o", "json").stdout)
+    items = cluster.api.list("plans", namespace)
     return [item["metadata"]["name"] for item in items["items"]]
 
 
@@ -542,5 +548,5 @@ def test_a_cancelled_plan_of_the_mind_is_not_planned_again_at_once(
     seen = cycles()
     eventually(lambda: cycles() >= seen + 4, timeout=120, what="four more cycles")
     assert plans_of(cluster, namespace) == [plan]
-    listed = json.loads(cluster.kubectl("get", "approvals", "-n", namespace, "-o", "json").stdout)
+    listed = cluster.api.list("approvals", namespace)
     assert [a["metadata"]["name"] for a in listed["items"]] == [approval]

@@ -103,7 +103,7 @@ def _the_story_goes_on_as_the_readme_says(
     run_documented(story[:2], substitutions, exported, state)
 
     def completed() -> bool:
-        obj = json.loads(world.kubectl("get", "plan", plan, "-n", "default", "-o", "json").stdout)
+        obj = world.api.get("plan", plan, "default")
         return bool(obj.get("status", {}).get("phase") == "completed")
 
     eventually(completed, timeout=150, what=f"plan {plan} completed")

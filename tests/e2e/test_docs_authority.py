@@ -23,7 +23,7 @@ from tests.fixtures.cluster import REPO, Cluster
 from tests.fixtures.docs import kubeconfig_in, sh_commands
 from tests.fixtures.waiting import eventually
 
-pytestmark = pytest.mark.usefixtures("session_controller")
+pytestmark = [pytest.mark.minutes(1), pytest.mark.usefixtures("session_controller")]
 
 APPROVALS_DOC = REPO / "docs" / "approvals.md"
 CAPABILITIES_DOC = REPO / "docs" / "capabilities.md"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from minds.adapters.kube.client import KubeEvents, api_client
 from tests.fixtures.cluster import Cluster
 
@@ -12,9 +10,7 @@ def test_an_event_message_is_masked_before_it_reaches_the_api_server(
     cluster: Cluster, namespace: str
 ) -> None:
     cluster.kubectl("create", "configmap", "atlas", "-n", namespace)
-    body = json.loads(
-        cluster.kubectl("get", "configmap", "atlas", "-n", namespace, "-o", "json").stdout
-    )
+    body = cluster.api.get("configmap", "atlas", namespace)
     events = KubeEvents(api_client(str(cluster.controller_kubeconfig)))
 
     events.post(
@@ -27,7 +23,7 @@ def test_an_event_message_is_masked_before_it_reaches_the_api_server(
         ),
     )
 
-    listed = json.loads(cluster.kubectl("get", "events", "-n", namespace, "-o", "json").stdout)
+    listed = cluster.api.list("events", namespace)
     [message] = [item["message"] for item in listed["items"] if item["reason"] == "Failed"]
     assert message == (
         "restart failed: connect postgres://app:[secret]@db:5432/app refused; "

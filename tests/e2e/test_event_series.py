@@ -23,9 +23,7 @@ class Clock:
 
 def configmap(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
     cluster.kubectl("create", "configmap", name, "-n", namespace)
-    return dict(
-        json.loads(cluster.kubectl("get", "configmap", name, "-n", namespace, "-o", "json").stdout)
-    )
+    return dict(cluster.api.get("configmap", name, namespace))
 
 
 def events_of(cluster: Cluster, namespace: str, uid: str) -> list[dict[str, Any]]:

@@ -66,9 +66,7 @@ def processes(
 
 
 def grant_status(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
-    obj = json.loads(
-        cluster.kubectl("get", "capabilitygrant", name, "-n", namespace, "-o", "json").stdout
-    )
+    obj = cluster.api.get("capabilitygrant", name, namespace)
     return obj.get("status") or {}
 
 
@@ -162,9 +160,7 @@ def test_preview_has_no_side_effects(
         capabilityPolicy=[{"capability": "service.restart", "decision": "allow"}],
     )
     deployment(cluster, namespace)
-    before = json.loads(
-        cluster.kubectl("get", "deployment", "atlas-worker", "-n", namespace, "-o", "json").stdout
-    )
+    before = cluster.api.get("deployment", "atlas-worker", namespace)
     acting = (
         "policy_decision",
         "tool_authorised",
@@ -185,18 +181,11 @@ def test_preview_has_no_side_effects(
     assert preview.decision.value == "allow"
     assert preview.dry_run is not None
     assert preview.dry_run.ok, preview.dry_run.error
-    after = json.loads(
-        cluster.kubectl("get", "deployment", "atlas-worker", "-n", namespace, "-o", "json").stdout
-    )
+    after = cluster.api.get("deployment", "atlas-worker", namespace)
     assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
     assert len(e2e_ledger.events(namespace=namespace, type=acting)) == events_before
     assert e2e_ledger.executions(namespace=namespace) == []
-    assert (
-        json.loads(cluster.kubectl("get", "approvals", "-n", namespace, "-o", "json").stdout)[
-            "items"
-        ]
-        == []
-    )
+    assert cluster.api.list("approvals", namespace)["items"] == []
 
 
 # -- a grant stays inside its bounds ---------------------------------------------------------

@@ -30,6 +30,7 @@ from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
 from tests.e2e.executor_support import mind
 from tests.e2e.hostile_support import deep, dumps
 from tests.fixtures.cluster import Cluster
+from tests.fixtures.reading import ReadError
 from tests.fixtures.waiting import eventually
 
 EXAMPLES = int(os.environ.get("MINDS_FUZZ_EXAMPLES", "20"))
@@ -211,10 +212,10 @@ MUST_TRY: dict[str, list[tuple[tuple[str | int, ...], Any]]] = {
 
 def _processed(cluster: Cluster, kind: str, namespace: str, name: str) -> bool:
     """The controller has written the object's status: it read the object and judged it."""
-    got = cluster.kubectl(
-        "get", kind.lower(), name, "-n", namespace, "-o", "jsonpath={.status}", check=False
-    )
-    return got.returncode == 0 and bool(got.stdout.strip())
+    try:
+        return bool(cluster.api.get(kind.lower(), name, namespace).get("status"))
+    except ReadError:
+        return False
 
 
 def _put(body: dict[str, Any], path: tuple[str | int, ...], value: Any) -> None:

@@ -35,7 +35,7 @@ from tests.e2e.executor_support import (
 )
 from tests.e2e.hostile_support import deep, dumps
 from tests.fixtures.cluster import Cluster
-from tests.fixtures.waiting import eventually
+from tests.fixtures.waiting import eventually, unconflicted
 
 pytestmark = pytest.mark.usefixtures("session_controller")
 
@@ -301,6 +301,10 @@ def _written(run: Callable[..., Any], path: str, namespace: str, body: dict[str,
         "replace": ("replace", "-f", "-"),
         "apply": ("apply", "--server-side", "--force-conflicts", "-f", "-"),
     }[path]
+    if path == "replace":
+        # kubectl reads the resourceVersion just before it writes, and the controller's status
+        # writes (its admission of the plan) may move it in between.
+        return unconflicted(lambda: run(*verb, input_=dumps(body)), what="replace " + name)
     return run(*verb, input_=dumps(body))
 
 

@@ -57,7 +57,7 @@ def of_namespace(exported: dict[str, dict[Labels, float]], namespace: str) -> di
 
 
 def pending_approvals(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
-    listed = json.loads(cluster.kubectl("get", "approvals", "-n", namespace, "-o", "json").stdout)
+    listed = cluster.api.list("approvals", namespace)
     return [a for a in listed["items"] if (a.get("status") or {}).get("phase") == "Pending"]
 
 

@@ -16,6 +16,8 @@ from minds.devenv.process import stop
 from tests.fixtures.cluster import REPO, Cluster, ControllerFactory, with_namespace
 from tests.fixtures.waiting import eventually
 
+pytestmark = pytest.mark.minutes(1)
+
 EXAMPLE = REPO / "examples" / "mind.yaml"
 NAME = "atlas-keeper"
 
@@ -28,7 +30,7 @@ def ready(cluster: Cluster, namespace: str, name: str = NAME, generation: int = 
     """Wait until the Ready condition reflects ``generation``; return it."""
 
     def probe() -> dict | None:
-        obj = json.loads(cluster.kubectl("get", "mind", name, "-n", namespace, "-o", "json").stdout)
+        obj = cluster.api.get("mind", name, namespace)
         for cond in obj.get("status", {}).get("conditions", []):
             if cond["type"] == "Ready" and cond.get("observedGeneration") == generation:
                 return cond
@@ -48,7 +50,7 @@ def test_apply_edit_delete(cluster: Cluster, namespace: str, e2e_ledger: Ledger)
     assert cond["reason"] == "Accepted"
     assert count(e2e_ledger, namespace, "mind_registered") == 1
 
-    obj = json.loads(cluster.kubectl("get", "mind", NAME, "-n", namespace, "-o", "json").stdout)
+    obj = cluster.api.get("mind", NAME, namespace)
     assert "minds.dev/ledger" in obj["metadata"]["finalizers"]
 
     describe = cluster.kubectl("describe", "mind", NAME, "-n", namespace).stdout

@@ -7,7 +7,6 @@ model server can count what reaches it; the Mind's condition is the controller p
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 import uuid
@@ -203,7 +202,7 @@ def test_a_mind_naming_an_unconfigured_endpoint_is_not_ready_and_says_why(
     cluster.kubectl("apply", "-f", "-", input_=manifest.replace("name: keeper", f"name: {name}"))
 
     def ready() -> dict[str, str] | None:
-        obj = json.loads(cluster.kubectl("get", "mind", name, "-n", namespace, "-o", "json").stdout)
+        obj = cluster.api.get("mind", name, namespace)
         conditions = (obj.get("status") or {}).get("conditions") or []
         return next((c for c in conditions if c["type"] == "Ready"), None)
 

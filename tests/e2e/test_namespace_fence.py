@@ -109,9 +109,7 @@ def restart_plan(
 
 
 def restarted_at(cluster: Cluster, namespace: str) -> str | None:
-    obj = json.loads(
-        cluster.kubectl("get", "deployment", "atlas-worker", "-n", namespace, "-o", "json").stdout
-    )
+    obj = cluster.api.get("deployment", "atlas-worker", namespace)
     annotations = obj["spec"]["template"]["metadata"].get("annotations") or {}
     value = annotations.get(RESTARTED_AT)
     return str(value) if value is not None else None
@@ -203,11 +201,7 @@ def test_a_tenant_cannot_make_the_controller_restart_another_namespace_without_i
     assert execution.authority["grant"] == "let-a-restart"
     used = eventually(
         lambda: (
-            json.loads(
-                cluster.kubectl(
-                    "get", "capabilitygrant", "let-a-restart", "-n", target_ns, "-o", "json"
-                ).stdout
-            )
+            cluster.api.get("capabilitygrant", "let-a-restart", target_ns)
             .get("status", {})
             .get("operationsUsed")
         ),
@@ -328,11 +322,7 @@ def test_an_approved_action_in_another_namespace_spends_the_grant_held_there(
     )
 
     waiting = wait_step(cluster, namespace, "asks", "P1", "awaiting_approval")
-    unused = json.loads(
-        cluster.kubectl(
-            "get", "capabilitygrant", "let-a-restart", "-n", other_namespace, "-o", "json"
-        ).stdout
-    ).get("status", {})
+    unused = cluster.api.get("capabilitygrant", "let-a-restart", other_namespace).get("status", {})
     cluster.kubectl(
         "patch", "approval", waiting["approvalRef"], "-n", namespace, "--type=merge",
         "-p", json.dumps({"spec": {"decision": "Approved", "decidedBy": "approver"}}),
@@ -342,11 +332,7 @@ def test_an_approved_action_in_another_namespace_spends_the_grant_held_there(
 
     assert unused.get("operationsUsed", 0) == 0
     assert restarted_at(cluster, other_namespace) is not None
-    grant = json.loads(
-        cluster.kubectl(
-            "get", "capabilitygrant", "let-a-restart", "-n", other_namespace, "-o", "json"
-        ).stdout
-    )
+    grant = cluster.api.get("capabilitygrant", "let-a-restart", other_namespace)
     assert grant["status"]["operationsUsed"] == 1
     [execution] = e2e_ledger.executions(namespace=namespace, capability="service.restart")
     assert execution.authority["approval"] == waiting["approvalRef"]

@@ -126,9 +126,7 @@ def merged(base: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
 
 
 def read(cluster: Cluster, kind: str, namespace: str, name: str) -> dict[str, Any]:
-    return dict(
-        json.loads(cluster.kubectl("get", kind, name, "-n", namespace, "-o", "json").stdout)
-    )
+    return cluster.api.get(kind, name, namespace)
 
 
 def write(

@@ -56,7 +56,7 @@ def status_step(key: str, namespace: str, depends_on: list[str] | None = None) -
 
 def phase(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
     def probe() -> dict[str, Any] | None:
-        obj = json.loads(cluster.kubectl("get", "plan", name, "-n", namespace, "-o", "json").stdout)
+        obj = cluster.api.get("plan", name, namespace)
         return obj.get("status") if obj.get("status", {}).get("phase") else None
 
     return eventually(probe, timeout=60, what=f"plan {name} admitted")

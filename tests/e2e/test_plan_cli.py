@@ -158,7 +158,7 @@ def test_a_plan_cannot_claim_approval_or_progress(cluster: Cluster, namespace: s
     document = yaml.safe_load(with_namespace(EXAMPLE, namespace))
     document["status"] = {"phase": "completed", "steps": [{"key": "P1", "status": "completed"}]}
     cluster.kubectl("create", "-f", "-", input_=yaml.safe_dump(document))
-    stored = json.loads(cluster.kubectl("get", "plan", NAME, "-n", namespace, "-o", "json").stdout)
+    stored = cluster.api.get("plan", NAME, namespace)
     # The status subresource drops status from a create: only the controller writes it.
     assert stored.get("status", {}).get("phase") != "completed"
     shown = minds("plan", "show", NAME, "-n", namespace, kubeconfig=cluster.kubeconfig)

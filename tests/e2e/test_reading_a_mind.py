@@ -6,7 +6,6 @@ that survives it."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,8 @@ from tests.fixtures.cluster import REPO, Cluster
 from tests.fixtures.docs import kubeconfig_in, run_documented
 from tests.fixtures.waiting import eventually
 
+pytestmark = pytest.mark.minutes(1)
+
 #: docs/reading.md's commands, in its order; run as written against this story.
 DOC_COMMANDS = (
     "kubectl get minds",
@@ -54,8 +55,7 @@ def controller(world_controller: ControllerHandle) -> Iterator[ControllerHandle]
 
 
 def mind_body(cluster: Cluster, namespace: str) -> dict[str, Any]:
-    out = cluster.kubectl("get", "mind", "keeper", "-n", namespace, "-o", "json").stdout
-    return dict(json.loads(out))
+    return cluster.api.get("mind", "keeper", namespace)
 
 
 def condition(body: dict[str, Any], type_: str) -> dict[str, Any] | None:
@@ -64,7 +64,7 @@ def condition(body: dict[str, Any], type_: str) -> dict[str, Any] | None:
 
 
 def our_events(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
-    listed = json.loads(cluster.kubectl("get", "events", "-n", namespace, "-o", "json").stdout)
+    listed = cluster.api.list("events", namespace)
     return [
         e
         for e in listed["items"]

@@ -36,7 +36,7 @@ GOAL = [{"name": "atlas-running", "subject": {"name": "atlas-worker"}, "priority
 
 
 def plans_of(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
-    items = json.loads(cluster.kubectl("get", "plans", "-n", namespace, "-o", "json").stdout)
+    items = cluster.api.list("plans", namespace)
     return list(items["items"])
 
 
@@ -214,7 +214,7 @@ RESTART = "service.restart"
 
 
 def last_cycle(cluster: Cluster, namespace: str, name: str = "keeper") -> datetime | None:
-    obj = json.loads(cluster.kubectl("get", "mind", name, "-n", namespace, "-o", "json").stdout)
+    obj = cluster.api.get("mind", name, namespace)
     at = (obj.get("status") or {}).get("lastCycleAt")
     return datetime.fromisoformat(str(at).replace("Z", "+00:00")) if at else None
 

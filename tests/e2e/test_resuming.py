@@ -42,9 +42,7 @@ DOC = repo_root() / "docs" / "volition.md"
 
 
 def needs_attention(cluster: Cluster, namespace: str) -> dict[str, str]:
-    body = json.loads(
-        cluster.kubectl("get", "mind", "keeper", "-n", namespace, "-o", "json").stdout
-    )
+    body = cluster.api.get("mind", "keeper", namespace)
     found = [
         c
         for c in (body.get("status") or {}).get("conditions") or []

@@ -46,6 +46,8 @@ from tests.fixtures.cluster import REPO, Cluster, ControllerFactory
 from tests.fixtures.docs import kubeconfig_in, sh_commands
 from tests.fixtures.waiting import eventually
 
+pytestmark = pytest.mark.minutes(1)
+
 #: Short, so that a standby's takeover after a crash is quick to see; the default is 60 s.
 LIFETIME = 10
 #: kopf's own words when a replica starts acting. A replica of a shard starts paused and
@@ -91,8 +93,7 @@ def replica(factory: ControllerFactory, shard: str, name: str) -> ControllerHand
 
 
 def peers(cluster: Cluster, shard: str) -> dict[str, Any]:
-    obj = json.loads(cluster.kubectl("get", "clusterkopfpeering", shard, "-o", "json").stdout)
-    return dict(obj.get("status") or {})
+    return dict(cluster.api.get("clusterkopfpeering", shard).get("status") or {})
 
 
 def logged(handle: ControllerHandle, words: str, timeout: float = 60) -> None:

@@ -26,7 +26,7 @@ from minds.devenv.kubectl import kubectl
 from tests.e2e.executor_support import APPROVERS, apply, mind, operator_plan, read_step
 from tests.fixtures.cluster import Cluster
 
-pytestmark = pytest.mark.usefixtures("no_controller_in_module")
+pytestmark = [pytest.mark.minutes(2), pytest.mark.usefixtures("no_controller_in_module")]
 
 GUARD = "minds-status-guard"
 CONTROLLER = f"system:serviceaccount:{CONTROLLER_NAMESPACE}:{CONTROLLER_ACCOUNT}"

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.usefixtures("session_controller")
 
 
 def plans_of(cluster: Cluster, namespace: str) -> list[dict[str, Any]]:
-    items = json.loads(cluster.kubectl("get", "plans", "-n", namespace, "-o", "json").stdout)
+    items = cluster.api.list("plans", namespace)
     return list(items["items"])
 
 
@@ -120,9 +120,7 @@ def test_an_unhealthy_workload_becomes_a_want_an_intention_and_a_plan(
     assert any(line.startswith("  <- Want") and "derived" in line for line in lines)
     assert "goal atlas-running" in told
     assert "state degraded" in told
-    status = json.loads(
-        cluster.kubectl("get", "mind", "keeper", "-n", namespace, "-o", "json").stdout
-    )["status"]
+    status = cluster.api.get("mind", "keeper", namespace)["status"]
     assert status.get("lastCycleAt")
 
     # Every command docs/volition.md shows, as written, against this very story.
@@ -148,11 +146,7 @@ def test_an_inactive_mind_observes_nothing_and_does_nothing(
     keeper(cluster, namespace, active=False)
     status = eventually(
         lambda: (
-            (
-                s := json.loads(
-                    cluster.kubectl("get", "mind", "keeper", "-n", namespace, "-o", "json").stdout
-                ).get("status", {})
-            ).get("lastCycle")
+            (s := cluster.api.get("mind", "keeper", namespace).get("status", {})).get("lastCycle")
             and s
         ),
         timeout=60,
@@ -180,9 +174,7 @@ def test_asking_a_mind_becomes_a_want(
         namespace,
     )
     assert asked.returncode == 0, asked.stderr
-    spec = json.loads(
-        cluster.kubectl("get", "mind", "keeper", "-n", namespace, "-o", "json").stdout
-    )["spec"]
+    spec = cluster.api.get("mind", "keeper", namespace)["spec"]
     assert spec["requests"][0]["text"] == "is atlas-worker keeping up with the queue?"
     wants = eventually(
         lambda: [w for w in e2e_ledger.wants(namespace, "keeper") if w["origin"] == "request"],
@@ -235,9 +227,7 @@ def test_a_fork_inherits_beliefs_but_runs_none_of_the_sources_work(
         for p in plans_of(cluster, namespace)
         if not p["metadata"]["name"].startswith("keeper-two")
     )
-    approvals = json.loads(
-        cluster.kubectl("get", "approvals", "-n", namespace, "-o", "json").stdout
-    )["items"]
+    approvals = cluster.api.list("approvals", namespace)["items"]
     assert {a["spec"]["mind"] for a in approvals} == {"keeper"}
     assert e2e_ledger.executions(namespace=namespace, mind="keeper-two") == []
 
@@ -258,11 +248,7 @@ def test_a_workload_that_recovers_by_itself_withdraws_the_pending_request(
     rollout_status(cluster, namespace)
 
     def phase() -> str:
-        obj = json.loads(
-            cluster.kubectl(
-                "get", "approval", waiting["approvalRef"], "-n", namespace, "-o", "json"
-            ).stdout
-        )
+        obj = cluster.api.get("approval", waiting["approvalRef"], namespace)
         return str(obj.get("status", {}).get("phase"))
 
     eventually(lambda: phase() == "Withdrawn", timeout=60, what="the request withdrawn")

@@ -4,7 +4,6 @@ to it costs at most two cycles (docs/execution.md, Waking a mind early)."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -87,9 +86,7 @@ def test_a_broken_watched_deployment_is_planned_for_within_three_seconds(
     cluster.kubectl("label", "pods", "-n", namespace, "-l", f"app={NAME}", f"{FAULT}=crashloop")
 
     def unavailable() -> bool:
-        obj = json.loads(
-            cluster.kubectl("get", "deployment", NAME, "-n", namespace, "-o", "json").stdout
-        )
+        obj = cluster.api.get("deployment", NAME, namespace)
         return not (obj.get("status") or {}).get("availableReplicas")
 
     # From the moment the Deployment's status says no replica is available (as its

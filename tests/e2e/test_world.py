@@ -22,9 +22,7 @@ def test_a_deployment_gets_a_replicaset_and_ready_pods_on_simulated_nodes(
     world.kubectl("apply", "-f", "-", input_=deployment(world_namespace))
     rollout_status(world, world_namespace)
 
-    sets = json.loads(
-        world.kubectl("get", "replicasets", "-n", world_namespace, "-o", "json").stdout
-    )["items"]
+    sets = world.api.list("replicasets", world_namespace)["items"]
     assert [rs["metadata"]["ownerReferences"][0]["name"] for rs in sets] == [NAME]
     assert sets[0]["status"]["readyReplicas"] == 2
     running = pods(world, world_namespace)

@@ -32,8 +32,8 @@ def deployment(namespace: str, replicas: int = 2, labels: dict[str, str] | None 
 
 
 def pods(world: Cluster, namespace: str) -> list[dict[str, Any]]:
-    out = world.kubectl("get", "pods", "-n", namespace, "-l", f"app={NAME}", "-o", "json").stdout
-    items: list[dict[str, Any]] = json.loads(out)["items"]
+    listed = world.api.list("pods", namespace, selector=f"app={NAME}")
+    items: list[dict[str, Any]] = listed["items"]
     return items
 
 
@@ -119,9 +119,7 @@ def wait_status(world: Cluster, namespace: str, holds: Any, what: str) -> dict[s
     """Wait until the Deployment's status, as its controller writes it, satisfies ``holds``."""
 
     def probe() -> dict[str, Any] | None:
-        obj = json.loads(
-            world.kubectl("get", f"deployment/{NAME}", "-n", namespace, "-o", "json").stdout
-        )
+        obj = world.api.get("deployment", NAME, namespace)
         status: dict[str, Any] = obj.get("status", {})
         return status if holds(status) else None
 

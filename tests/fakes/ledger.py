@@ -13,13 +13,13 @@ import copy
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from pydantic import JsonValue
 
 from minds.domain.beliefs import (
+    BELIEF_EVIDENCE_ADDED,
     BeliefRecord,
     PredictionRecord,
     PredictionStatus,
@@ -30,22 +30,27 @@ from minds.domain.beliefs import (
 from minds.domain.errors import NotFound
 from minds.domain.executions import ExecutionOutcome, ExecutionRecord
 from minds.domain.intentions import (
+    INTENTION_UPDATED,
     UNSET,
     IntentionRecord,
     IntentionStatus,
     Unset,
+    intention_event_key,
     transitioned,
     updated,
 )
 from minds.domain.ledger import (
+    DecisionRecord,
     EventRecord,
+    MindChange,
     MindRecord,
+    MindUpsert,
     SubjectRef,
     idempotency_key,
     mask_note,
     mask_secrets,
 )
-from minds.domain.procedures import ProceduralMemory
+from minds.domain.procedures import PROCEDURE_STORED, ProceduralMemory
 
 
 class LedgerUnavailable(RuntimeError):
@@ -67,7 +72,9 @@ class FakeLedger:
         self.evidence_keys: set[str] = set()
         self.predictions_: dict[str, PredictionRecord] = {}
         self.procedures_: dict[str, ProceduralMemory] = {}
-        self.decisions_: dict[str, Decision] = {}
+        #: Minds by (namespace, name), as last recorded.
+        self.minds_: dict[tuple[str, str], MindRecord] = {}
+        self.decisions_: dict[str, DecisionRecord] = {}
         #: Wants by id: (namespace, mind, status, data, version), in the order first stored.
         self.wants_: dict[str, tuple[str, str, str, dict[str, Any], int]] = {}
         self.conflicts_: dict[str, tuple[str, str, bool, dict[str, Any]]] = {}
@@ -163,10 +170,36 @@ class FakeLedger:
     def types(self, subject_uid: str | None = None) -> list[str]:
         return [r.type for r in self.events(subject_uid=subject_uid)]
 
-    def upsert_mind(self, record: MindRecord) -> object:
-        return record
+    def upsert_mind(self, record: MindRecord) -> MindUpsert:
+        """Moves a mind's row only forward, as the real ledger: a replay or an older
+        observation changes nothing, a new uid is a mind deleted and created again."""
+        key = (record.namespace, record.name)
+        seen = record.model_copy(update={"spec": mask_secrets(record.spec), "deleted_at": None})
+        found = self.minds_.get(key)
+        if found is None:
+            change = MindChange.REGISTERED
+        elif found.uid != record.uid:
+            if record.updated_at < found.updated_at:
+                return MindUpsert(record=found, change=MindChange.UNCHANGED)
+            change = MindChange.REGISTERED
+        elif (
+            found.deleted
+            or record.generation < found.generation
+            or (record.generation == found.generation and seen.spec == found.spec)
+        ):
+            return MindUpsert(record=found, change=MindChange.UNCHANGED)
+        else:
+            change = MindChange.UPDATED
+            seen = seen.model_copy(update={"registered_at": found.registered_at})
+        self.minds_[key] = seen
+        return MindUpsert(record=seen, change=change)
 
-    def mark_mind_deleted(self, namespace: str, name: str, uid: str | None, at: datetime) -> object:
+    def mark_mind_deleted(self, namespace: str, name: str, uid: str | None, at: datetime) -> bool:
+        found = self.minds_.get((namespace, name))
+        # A uid that is not the row's is an older incarnation: the re-created mind stays.
+        if found is None or found.deleted or (uid is not None and found.uid != uid):
+            return False
+        self.minds_[(namespace, name)] = found.model_copy(update={"deleted_at": at})
         return True
 
     # -- executions --------------------------------------------------------------------------
@@ -208,8 +241,21 @@ class FakeLedger:
         assert found.id is not None
         return found, self._outcomes.get(found.id)
 
-    def executions(self, **_: Any) -> list[ExecutionRecord]:
-        return list(self._executions.values())
+    def executions(
+        self,
+        *,
+        namespace: str | None = None,
+        mind: str | None = None,
+        capability: str | None = None,
+    ) -> list[ExecutionRecord]:
+        """In the order begun (ids are handed out in that order)."""
+        return [
+            e
+            for e in self._executions.values()
+            if (namespace is None or e.namespace == namespace)
+            and (mind is None or e.mind == mind)
+            and (capability is None or e.capability == capability)
+        ]
 
     def verified_writes_on(
         self, namespace: str, target: str, since: datetime
@@ -249,6 +295,9 @@ class FakeLedger:
         found = self._intentions.get(record.id)
         if found is not None:
             return found, False
+        parameters = record.means_parameters
+        if parameters is not None:
+            record = record.model_copy(update={"means_parameters": mask_secrets(parameters)})
         self._intentions[record.id] = record
         return record, True
 
@@ -261,6 +310,8 @@ class FakeLedger:
     def transition_intention(
         self, intention_id: str, status: IntentionStatus, reason: str | None, at: datetime
     ) -> IntentionRecord | None:
+        # Masked before the comparison, as the real ledger does: a replay stays a replay.
+        reason = None if reason is None else mask_note(reason)
         after = transitioned(self._get(intention_id), status, reason, at)
         if after is not None:
             self._intentions[intention_id] = after
@@ -275,12 +326,29 @@ class FakeLedger:
         failed_strategies: Sequence[str] | Unset = UNSET,
         at: datetime,
     ) -> IntentionRecord:
+        current = self._get(intention_id)
         after = updated(
-            self._get(intention_id),
-            plan=plan,
-            replans=replans,
-            failed_strategies=failed_strategies,
-            at=at,
+            current, plan=plan, replans=replans, failed_strategies=failed_strategies, at=at
+        )
+        if after.version == current.version:
+            return current
+        # The event names only what moved, as the real ledger's does.
+        changed = {
+            name: getattr(after, name)
+            for name in ("plan", "replans", "failed_strategies")
+            if getattr(after, name) != getattr(current, name)
+        }
+        self.append_event(
+            _entity_event(
+                after.namespace,
+                after.mind,
+                INTENTION_UPDATED,
+                "Intention",
+                after.id,
+                {"version": after.version, "changed": changed},
+                at,
+                intention_event_key(after.id, after.version),
+            )
         )
         self._intentions[intention_id] = after
         return after
@@ -293,14 +361,18 @@ class FakeLedger:
         status: IntentionStatus | None = None,
         parent_id: str | None = None,
     ) -> list[IntentionRecord]:
-        return [
-            i
-            for i in self._intentions.values()
-            if (namespace is None or i.namespace == namespace)
-            and (mind is None or i.mind == mind)
-            and (status is None or i.status is status)
-            and (parent_id is None or i.parent_id == parent_id)
-        ]
+        """Oldest first, as the real ledger orders them: by when formed, not when stored."""
+        return sorted(
+            (
+                i
+                for i in self._intentions.values()
+                if (namespace is None or i.namespace == namespace)
+                and (mind is None or i.mind == mind)
+                and (status is None or i.status is status)
+                and (parent_id is None or i.parent_id == parent_id)
+            ),
+            key=lambda i: (i.created_at, i.id),
+        )
 
     # -- beliefs, procedures -------------------------------------------------------------------
 
@@ -323,10 +395,7 @@ class FakeLedger:
         return found
 
     def beliefs(self, namespace: str, mind: str) -> list[BeliefRecord]:
-        return sorted(
-            (b for b in self.beliefs_.values() if b.namespace == namespace and b.mind == mind),
-            key=lambda b: (b.statement, b.id),
-        )
+        return _of_mind(self.beliefs_.values(), namespace, mind, lambda b: (b.statement, b.id))
 
     def add_evidence(
         self, belief_id: str, *, supports: bool, weight: float, key: str, at: datetime, note: str
@@ -336,15 +405,37 @@ class FakeLedger:
             raise NotFound(f"belief {belief_id!r} is not in the ledger")
         if key in self.evidence_keys:
             return found
-        self.evidence_keys.add(key)
+        after = updated_confidence(found.confidence, supports, weight)
         moved = found.model_copy(
             update={
-                "confidence": updated_confidence(found.confidence, supports, weight),
+                "confidence": after,
                 "evidence_for": found.evidence_for + supports,
                 "evidence_against": found.evidence_against + (not supports),
                 "updated_at": at,
             }
         )
+        told: dict[str, JsonValue] = {
+            "supports": supports,
+            "weight": weight,
+            "note": mask_note(note),
+            "confidence_before": found.confidence,
+            "confidence_after": after,
+            "key": key,
+        }
+        self.append_event(
+            _entity_event(
+                found.namespace,
+                found.mind,
+                BELIEF_EVIDENCE_ADDED,
+                "Belief",
+                belief_id,
+                told,
+                at,
+                idempotency_key("belief_evidence", key),
+            )
+        )
+        # Kept only once the event is: the real ledger writes both in one transaction.
+        self.evidence_keys.add(key)
         self.beliefs_[belief_id] = moved
         return moved
 
@@ -389,8 +480,30 @@ class FakeLedger:
     def store_procedure(self, memory: ProceduralMemory) -> bool:
         if memory.id in self.procedures_:
             return False
-        self.procedures_[memory.id] = memory
+        told: dict[str, JsonValue] = memory.model_dump(
+            mode="json", include={"subject", "text", "confidence", "plan", "revision"}
+        )
+        self.append_event(
+            _entity_event(
+                memory.namespace,
+                memory.mind,
+                PROCEDURE_STORED,
+                "ProceduralMemory",
+                memory.id,
+                told,
+                memory.created_at,
+                idempotency_key("procedure", memory.id),
+            )
+        )
+        self.procedures_[memory.id] = memory.model_copy(update={"text": mask_note(memory.text)})
         return True
+
+    def procedures(
+        self, namespace: str, mind: str, subject: str | None = None
+    ) -> list[ProceduralMemory]:
+        """Oldest first, as the real ledger orders them."""
+        mine = _of_mind(self.procedures_.values(), namespace, mind, lambda m: (m.created_at, m.id))
+        return [m for m in mine if subject is None or m.subject == subject]
 
     # -- volition decisions ------------------------------------------------------------------
 
@@ -408,7 +521,7 @@ class FakeLedger:
     ) -> bool:
         if key in self.decisions_:
             return False
-        self.decisions_[key] = Decision(
+        self.decisions_[key] = DecisionRecord(
             len(self.decisions_) + 1,
             namespace,
             mind,
@@ -427,7 +540,7 @@ class FakeLedger:
         mind: str | None = None,
         kind: str | None = None,
         subject: tuple[str, str] | None = None,
-    ) -> list[Decision]:
+    ) -> list[DecisionRecord]:
         return [
             d
             for d in self.decisions_.values()
@@ -492,7 +605,7 @@ class FakeLedger:
         data: Mapping[str, JsonValue],
         at: datetime,
     ) -> None:
-        self.conflicts_[conflict_id] = (namespace, mind, open_, copy.deepcopy(dict(data)))
+        self.conflicts_[conflict_id] = (namespace, mind, open_, mask_secrets(dict(data)))
 
     def conflicts(
         self, namespace: str, mind: str, *, open_only: bool = True
@@ -558,16 +671,25 @@ class FakeLedger:
         self, namespace: str, mind: str, status: PredictionStatus | None = None
     ) -> list[PredictionRecord]:
         """By when their windows open, as the real ledger orders them."""
-        return sorted(
-            (
-                p
-                for p in self.predictions_.values()
-                if p.namespace == namespace
-                and p.mind == mind
-                and (status is None or p.status is status)
-            ),
-            key=lambda p: (p.window_start, p.id),
+        mine = _of_mind(
+            self.predictions_.values(), namespace, mind, lambda p: (p.window_start, p.id)
         )
+        return [p for p in mine if status is None or p.status is status]
+
+
+class _OfMind(Protocol):
+    namespace: str
+    mind: str
+
+
+_R = TypeVar("_R", bound=_OfMind)
+
+
+def _of_mind(
+    records: Iterable[_R], namespace: str, mind: str, order: Callable[[_R], Any]
+) -> list[_R]:
+    """A mind's records in the order the real ledger reads them back."""
+    return sorted((r for r in records if r.namespace == namespace and r.mind == mind), key=order)
 
 
 def _entity_event(
@@ -590,20 +712,6 @@ def _entity_event(
         occurred_at=at,
         idempotency_key=key,
     )
-
-
-@dataclass(frozen=True)
-class Decision:
-    """A row of ``volition_decisions``, shaped as the real ledger returns it."""
-
-    id: int
-    namespace: str
-    mind: str
-    kind: str
-    outcome: str
-    subjects: dict[str, str]
-    data: dict[str, Any]
-    decided_at: datetime
 
 
 def _has_nul(value: object) -> bool:

@@ -15,7 +15,12 @@ import pytest
 from sqlalchemy.exc import StatementError
 
 from minds.devenv.install import CONTROLLER_ACCOUNT, CONTROLLER_NAMESPACE
-from minds.domain.beliefs import PredictionRecord, PredictionStatus
+from minds.domain.beliefs import (
+    BELIEF_EVIDENCE_ADDED,
+    PredictionRecord,
+    PredictionStatus,
+    updated_confidence,
+)
 from minds.domain.errors import AlreadyExists, Conflict, NotFound
 from minds.domain.executions import (
     ExecutionOrigin,
@@ -23,8 +28,15 @@ from minds.domain.executions import (
     ExecutionRecord,
     ExecutionStatus,
 )
-from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus, intention_id
-from minds.domain.ledger import EventRecord, SubjectRef
+from minds.domain.intentions import (
+    INTENTION_UPDATED,
+    IntentionKind,
+    IntentionRecord,
+    IntentionStatus,
+    intention_id,
+)
+from minds.domain.ledger import EventRecord, MindChange, MindRecord, SubjectRef
+from minds.domain.procedures import PROCEDURE_STORED, ProceduralMemory
 from minds.domain.resources.kinds import APPROVAL, PLAN
 from minds.engine.ports import ResourcePort
 from minds.engine.promises import Promises
@@ -329,8 +341,8 @@ def test_a_transaction_is_all_or_nothing_across_roles(ledger: Any) -> None:
     assert found.status is IntentionStatus.BLOCKED
 
 
-def _write_ahead(uid: str) -> ExecutionRecord:
-    origin = ExecutionOrigin(plan="p", plan_uid=uid, step="S1", attempt=1)
+def _write_ahead(uid: str, step: str = "S1") -> ExecutionRecord:
+    origin = ExecutionOrigin(plan="p", plan_uid=uid, step=step, attempt=1)
     return ExecutionRecord(
         origin_key=origin.key(),
         mind="keeper",
@@ -505,6 +517,19 @@ def test_a_conflict_is_kept_as_last_saved(ledger: Any) -> None:
     assert ledger.conflicts("contract", mind, open_only=False) == [{"n": 2}]
 
 
+def test_a_conflicts_data_is_masked_before_it_is_stored(ledger: Any) -> None:
+    mind = f"keeper-{uuid.uuid4().hex[:8]}"
+    conflict = f"conflict-{uuid.uuid4().hex}"
+    quoted = {"wants": [{"subject": "atlas", "note": "password=hunter2hunter2"}], "token": "t0k"}
+    ledger.save_conflict(
+        namespace="contract", mind=mind, conflict_id=conflict, open_=True, data=quoted, at=NOW
+    )
+    [stored] = ledger.conflicts("contract", mind)
+    assert "hunter2" not in str(stored)
+    assert "t0k" not in str(stored)
+    assert stored["wants"][0]["subject"] == "atlas"
+
+
 def test_a_minds_cycle_lock_has_one_holder_at_a_time(ledger: Any) -> None:
     mind = f"keeper-{uuid.uuid4().hex[:8]}"
     with ledger.cycle_lock("contract", mind) as first:
@@ -626,3 +651,322 @@ def test_a_resolved_prediction_is_evidence_about_its_belief_once(ledger: Any) ->
     confirmed = resolved("confirmed", PredictionStatus.CONFIRMED)
     assert (confirmed.evidence_for, confirmed.evidence_against) == (1, 1)
     assert confirmed.confidence > refuted.confidence
+
+
+# -- the ledger's other roles: minds, reads by filter, evidence, procedures, decisions --------
+
+SECRET = "password=hunter2hunter2"
+
+
+def _mind(name: str, uid: str, generation: int, at: datetime, **spec: Any) -> MindRecord:
+    return MindRecord(
+        namespace="contract",
+        name=name,
+        uid=uid,
+        generation=generation,
+        spec=spec,
+        registered_at=at,
+        updated_at=at,
+    )
+
+
+def test_a_minds_row_only_moves_forward(ledger: Any) -> None:
+    name = f"keeper-{uuid.uuid4().hex[:8]}"
+    first = ledger.upsert_mind(_mind(name, "u1", 1, NOW, note=SECRET))
+    assert first.change is MindChange.REGISTERED
+    assert "hunter2" not in str(first.record.spec)
+    # The secret is masked before the comparison, so a replay of the same spec is no change.
+    replay = ledger.upsert_mind(_mind(name, "u1", 1, NOW + timedelta(minutes=1), note=SECRET))
+    assert (replay.change, replay.record) == (MindChange.UNCHANGED, first.record)
+    later = NOW + timedelta(minutes=2)
+    newer = ledger.upsert_mind(_mind(name, "u1", 2, later, goal="keep atlas-worker running"))
+    assert newer.change is MindChange.UPDATED
+    assert (newer.record.generation, newer.record.spec) == (
+        2,
+        {"goal": "keep atlas-worker running"},
+    )
+    assert (newer.record.registered_at, newer.record.updated_at) == (NOW, later)
+    stale = ledger.upsert_mind(_mind(name, "u1", 1, later + timedelta(minutes=1), goal="old"))
+    assert (stale.change, stale.record) == (MindChange.UNCHANGED, newer.record)
+    edited = ledger.upsert_mind(_mind(name, "u1", 2, later, goal="keep atlas-db running"))
+    assert edited.change is MindChange.UPDATED  # the same generation with another spec
+
+
+def test_a_mind_is_marked_deleted_once_and_only_in_the_incarnation_named(ledger: Any) -> None:
+    name = f"keeper-{uuid.uuid4().hex[:8]}"
+    ledger.upsert_mind(_mind(name, "u1", 1, NOW))
+    gone = NOW + timedelta(minutes=1)
+    assert ledger.mark_mind_deleted("contract", "nobody", None, gone) is False
+    assert ledger.mark_mind_deleted("contract", name, "u0", gone) is False  # an older incarnation
+    assert ledger.mark_mind_deleted("contract", name, "u1", gone) is True
+    assert ledger.mark_mind_deleted("contract", name, "u1", gone) is False
+    assert ledger.mark_mind_deleted("contract", name, None, gone) is False
+    # A late observation of the deleted incarnation does not bring it back.
+    late = ledger.upsert_mind(_mind(name, "u1", 2, gone + timedelta(minutes=1)))
+    assert (late.change, late.record.generation, late.record.deleted_at) == (
+        MindChange.UNCHANGED,
+        1,
+        gone,
+    )
+    # Nor does one of a new incarnation older than what is stored.
+    older = ledger.upsert_mind(_mind(name, "u2", 1, NOW - timedelta(minutes=1)))
+    assert (older.change, older.record.uid) == (MindChange.UNCHANGED, "u1")
+    again_at = gone + timedelta(minutes=2)
+    again = ledger.upsert_mind(_mind(name, "u2", 1, again_at))
+    assert again.change is MindChange.REGISTERED
+    assert (again.record.uid, again.record.registered_at, again.record.deleted_at) == (
+        "u2",
+        again_at,
+        None,
+    )
+    assert ledger.mark_mind_deleted("contract", name, None, again_at) is True  # whichever is there
+
+
+def test_executions_are_read_in_the_order_begun_by_each_filter(ledger: Any) -> None:
+    uid = str(uuid.uuid4())
+
+    def begun(step: str, **fields: Any) -> int:
+        record = _write_ahead(uid, step).model_copy(update=fields)
+        stored, new = ledger.begin_execution(record)
+        assert new
+        return int(stored.id)
+
+    first = begun("S1", parameters={"token": SECRET})
+    elsewhere = begun("S2", namespace="elsewhere")
+    watcher = begun("S3", mind="watcher", capability="service.status")
+    last = begun("S4")
+    ledger.begin_execution(_write_ahead(uid, "S1"))  # a replay adds no row
+
+    def ids(**filters: str) -> list[int]:
+        return [e.id for e in ledger.executions(**filters)]
+
+    assert ids() == [first, elsewhere, watcher, last]
+    assert ids(namespace="contract") == [first, watcher, last]
+    assert ids(mind="watcher") == [watcher]
+    assert ids(capability="service.restart") == [first, elsewhere, last]
+    assert ids(namespace="contract", capability="service.restart") == [first, last]
+    assert ids(namespace="nowhere") == []
+    assert "hunter2" not in str(ledger.executions()[0].parameters)
+
+
+def test_intentions_are_read_oldest_first_by_each_filter(ledger: Any) -> None:
+    mind = f"keeper-{uuid.uuid4().hex[:8]}"
+
+    def formed(key: str, minute: int, **fields: Any) -> str:
+        at = NOW + timedelta(minutes=minute)
+        update = {"mind": mind, "created_at": at, "updated_at": at, **fields}
+        return str(
+            ledger.form_intention(_intention(f"{mind}-{key}").model_copy(update=update))[0].id
+        )
+
+    # Formed in another order than created: the parent must be in the ledger before its child.
+    parent = formed("parent", 2, means_parameters={"token": SECRET})
+    older = formed("older", 0, parent_id=parent)
+    watcher = formed("watcher", 1, mind="watcher")
+    elsewhere = formed("elsewhere", 3, namespace="elsewhere")
+    child = formed("child", 4, parent_id=parent)
+    asked = (IntentionStatus.BLOCKED, f"asked with {SECRET}", NOW + timedelta(minutes=5))
+    blocked = ledger.transition_intention(child, *asked)
+    # The reason is masked before it is compared, so asking again is a replay.
+    assert ledger.transition_intention(child, *asked).version == blocked.version
+
+    def ids(**filters: Any) -> list[str]:
+        return [i.id for i in ledger.intentions(**filters)]
+
+    assert ids() == [older, watcher, parent, elsewhere, child]
+    assert ids(namespace="contract", mind=mind) == [older, parent, child]
+    assert ids(mind="watcher") == [watcher]
+    assert ids(namespace="elsewhere") == [elsewhere]
+    assert ids(parent_id=parent) == [older, child]
+    assert ids(status=IntentionStatus.BLOCKED) == [child]
+    assert ids(status=IntentionStatus.ACTIVE, parent_id=parent) == [older]
+    assert ids(namespace="nowhere") == []
+    stored = {i.id: i for i in ledger.intentions(mind=mind)}
+    assert "hunter2" not in str(stored[parent].means_parameters)
+    assert "hunter2" not in str(stored[child].reason)
+
+
+def test_an_intention_update_changes_only_what_is_given_and_once(ledger: Any) -> None:
+    formed, _ = ledger.form_intention(_intention(str(uuid.uuid4())))
+    minute = timedelta(minutes=1)
+    planned = ledger.update_intention(formed.id, plan="p-r1", at=NOW + minute)
+    assert (planned.plan, planned.replans, planned.failed_strategies) == ("p-r1", 0, [])
+    assert (planned.version, planned.updated_at, planned.created_at) == (2, NOW + minute, NOW)
+    # The values it has already: a replay writes nothing, not even the time.
+    assert ledger.update_intention(formed.id, plan="p-r1", replans=0, at=NOW + 2 * minute) == (
+        planned
+    )
+    replanned = ledger.update_intention(
+        formed.id, replans=1, failed_strategies=["authored"], at=NOW + 3 * minute
+    )
+    assert (replanned.plan, replanned.replans, replanned.failed_strategies) == (
+        "p-r1",
+        1,
+        ["authored"],
+    )
+    cleared = ledger.update_intention(formed.id, plan=None, at=NOW + 4 * minute)
+    assert (cleared.plan, cleared.replans, cleared.version) == (None, 1, 4)
+    assert ledger.intention(formed.id) == cleared
+    with pytest.raises(ValueError, match="negative"):
+        ledger.update_intention(formed.id, replans=-1, at=NOW + 5 * minute)
+    with pytest.raises(NotFound):
+        ledger.update_intention(intention_id("contract", "nobody"), plan="p", at=NOW)
+    assert ledger.intention(formed.id) == cleared
+    # Each change is told once, with only what moved; the replay and the refusals tell nothing.
+    told = ledger.events(subject_uid=formed.id, type=INTENTION_UPDATED)
+    assert [(e.payload, e.occurred_at) for e in told] == [
+        ({"version": 2, "changed": {"plan": "p-r1"}}, NOW + minute),
+        ({"version": 3, "changed": {"replans": 1, "failed_strategies": ["authored"]}},
+         NOW + 3 * minute),
+        ({"version": 4, "changed": {"plan": None}}, NOW + 4 * minute),
+    ]  # fmt: skip
+
+
+def test_evidence_moves_a_belief_once_per_key(ledger: Any) -> None:
+    mind = f"keeper-{uuid.uuid4().hex[:8]}"
+    belief = ledger.upsert_belief("contract", mind, "contract/atlas-worker runs", 0.8, NOW)
+    other = ledger.upsert_belief("contract", mind, "contract/atlas-db runs", 0.8, NOW)
+    later = NOW + timedelta(minutes=1)
+
+    def add(belief_id: str, key: str, supports: bool, weight: float = 1.0) -> Any:
+        return ledger.add_evidence(
+            belief_id, supports=supports, weight=weight, key=f"{mind}:{key}", at=later, note=SECRET
+        )
+
+    against = add(belief.id, "seen", supports=False)
+    assert (against.evidence_for, against.evidence_against) == (0, 1)
+    assert (against.confidence, against.updated_at) == (updated_confidence(0.8, False), later)
+    assert add(belief.id, "seen", supports=True) == against  # a replay adds nothing
+    # The key names the piece across the ledger: told of another belief, it adds nothing there.
+    assert add(other.id, "seen", supports=True) == other
+    assert ledger.belief(other.id) == other
+    half = add(belief.id, "half", supports=True, weight=0.5)
+    assert (half.evidence_for, half.evidence_against) == (1, 1)
+    assert half.confidence == updated_confidence(against.confidence, True, 0.5)
+    assert ledger.belief(belief.id) == half
+    with pytest.raises(NotFound):
+        add("bel-nobody", "nobody", supports=True)
+    # Each piece that moved a belief is told once, with its note masked.
+    told = ledger.events(subject_uid=belief.id, type=BELIEF_EVIDENCE_ADDED)
+    assert [(e.payload["key"], e.payload["confidence_after"]) for e in told] == [
+        (f"{mind}:seen", against.confidence),
+        (f"{mind}:half", half.confidence),
+    ]
+    assert all("hunter2" not in str(e.payload) for e in told)
+    assert ledger.events(subject_uid=other.id, type=BELIEF_EVIDENCE_ADDED) == []
+
+
+def _procedure(mind: str, key: str, subject: str, minute: int, text: str) -> ProceduralMemory:
+    return ProceduralMemory(
+        id=f"proc-{mind}-{key}",
+        namespace="contract",
+        mind=mind,
+        subject=subject,
+        text=text,
+        confidence=0.8,
+        plan="p",
+        revision=1,
+        created_at=NOW + timedelta(minutes=minute),
+    )
+
+
+def test_a_procedure_is_stored_once_and_read_oldest_first(ledger: Any) -> None:
+    mind = f"keeper-{uuid.uuid4().hex[:8]}"
+    worker, db = "contract/atlas-worker", "contract/atlas-db"
+    late = _procedure(mind, "late", worker, 2, f"To restart atlas-worker: log in with {SECRET}")
+    assert ledger.store_procedure(late) is True
+    assert ledger.store_procedure(late.model_copy(update={"text": "another lesson"})) is False
+    # Stored in another order than made; two made at once come by id.
+    assert ledger.store_procedure(_procedure(mind, "b", db, 1, "restart atlas-db"))
+    assert ledger.store_procedure(_procedure(mind, "a", worker, 1, "restart atlas-worker"))
+    assert ledger.store_procedure(_procedure("watcher", "w", worker, 0, "look at it"))
+    read = ledger.procedures("contract", mind)
+    assert [p.id for p in read] == [f"proc-{mind}-a", f"proc-{mind}-b", late.id]
+    assert [p.id for p in ledger.procedures("contract", mind, worker)] == [
+        f"proc-{mind}-a",
+        late.id,
+    ]
+    assert ledger.procedures("elsewhere", mind) == []
+    stored = read[-1]
+    assert "hunter2" not in stored.text
+    assert stored.text.startswith("To restart atlas-worker")  # the first write stands
+    assert stored == late.model_copy(update={"text": stored.text})
+    [told] = ledger.events(subject_uid=late.id)  # once: the refused second write tells nothing
+    assert (told.type, told.occurred_at) == (PROCEDURE_STORED, late.created_at)
+    assert told.payload["subject"] == worker
+    assert "hunter2" not in str(told.payload)
+
+
+def test_decisions_are_recorded_once_and_read_in_the_order_made(ledger: Any) -> None:
+    mind = f"keeper-{uuid.uuid4().hex[:8]}"
+
+    def record(key: str, kind: str, outcome: str, subjects: dict[str, str], **where: Any) -> bool:
+        return bool(
+            ledger.record_decision(
+                namespace=where.get("namespace", "contract"),
+                mind=where.get("mind", mind),
+                kind=kind,
+                outcome=outcome,
+                subjects=subjects,
+                data={"reason": f"asked with {SECRET}", "score": 0.5},
+                at=NOW + timedelta(minutes=where.get("minute", 0)),
+                key=f"{mind}:{key}",
+            )
+        )
+
+    # Made in another order than their times say: the order made is the order read.
+    assert record("a", "want", "derived", {"want": "w1"}, minute=2)
+    assert not record("a", "want", "dropped", {"want": "w2"})  # a replay: the first stands
+    assert record("b", "intention", "formed", {"want": "w1", "intention": "i1"}, minute=1)
+    assert record("c", "want", "derived", {"want": "w2"}, mind="watcher")
+    assert record("d", "want", "derived", {"want": "w1"}, namespace="elsewhere")
+
+    def read(**filters: Any) -> list[tuple[str, str, str]]:
+        found = ledger.decisions(namespace=filters.pop("namespace", "contract"), **filters)
+        return [(d.mind, d.kind, d.outcome) for d in found]
+
+    made = ledger.decisions(namespace="contract", mind=mind)
+    assert [(d.kind, d.outcome, d.subjects) for d in made] == [
+        ("want", "derived", {"want": "w1"}),
+        ("intention", "formed", {"want": "w1", "intention": "i1"}),
+    ]
+    assert made[0].id < made[1].id
+    assert [d.decided_at for d in made] == [NOW + timedelta(minutes=2), NOW + timedelta(minutes=1)]
+    assert all(d.data["score"] == 0.5 and "hunter2" not in str(d.data) for d in made)
+    assert read() == [
+        (mind, "want", "derived"),
+        (mind, "intention", "formed"),
+        ("watcher", "want", "derived"),
+    ]
+    assert read(kind="intention") == [(mind, "intention", "formed")]
+    assert read(subject=("want", "w1")) == [
+        (mind, "want", "derived"),
+        (mind, "intention", "formed"),
+    ]
+    assert read(subject=("want", "w2")) == [("watcher", "want", "derived")]
+    assert read(subject=("intention", "w1")) == []  # the role is part of the subject
+    assert read(namespace="elsewhere") == [(mind, "want", "derived")]
+    assert read(namespace="nowhere") == []
+
+
+def test_the_types_told_are_the_journals_in_the_order_appended(ledger: Any) -> None:
+    """``FakeLedger.types`` is the fakes' shorthand for the types ``events`` reads (the real
+    ledger has none): what it gives is what the real journal reads back."""
+    uid, other = str(uuid.uuid4()), str(uuid.uuid4())
+    ledger.append_events(
+        [
+            _row(uid, "a").model_copy(update={"type": "plan_step_started"}),
+            _row(other, "b").model_copy(update={"type": "plan_started"}),
+            _row(uid, "c").model_copy(update={"type": "plan_step_completed"}),
+            _row(uid, "a").model_copy(update={"type": "plan_step_failed"}),  # a replay
+        ]
+    )
+
+    def types(subject_uid: str | None = None) -> list[str]:
+        if isinstance(ledger, FakeLedger):
+            return ledger.types(subject_uid)
+        return [e.type for e in ledger.events(subject_uid=subject_uid)]
+
+    assert types(uid) == ["plan_step_started", "plan_step_completed"]
+    assert types() == ["plan_step_started", "plan_started", "plan_step_completed"]
+    assert types(str(uuid.uuid4())) == []

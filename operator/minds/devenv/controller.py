@@ -14,6 +14,9 @@ from minds.adapters.metrics.serve import BIND_ENV as METRICS_BIND_ENV
 from minds.devenv import process
 from minds.devenv.ports import free_port
 
+#: The chart's livenessProbe.timeoutSeconds.
+LIVENESS_TIMEOUT_SECONDS = 5
+
 
 @dataclass(frozen=True)
 class ControllerHandle:
@@ -48,8 +51,12 @@ class ControllerHandle:
 
     def healthy(self) -> bool:
         try:
-            # Our own loopback URL, built in start_controller: never user input.
-            with urllib.request.urlopen(self.liveness_url, timeout=2) as resp:  # noqa: S310
+            # Our own loopback URL, built in start_controller: never user input. The chart's
+            # livenessProbe allows 5 s per answer (timeoutSeconds): so does this check. A
+            # shorter one failed a busy machine's controller the kubelet would keep.
+            with urllib.request.urlopen(  # noqa: S310
+                self.liveness_url, timeout=LIVENESS_TIMEOUT_SECONDS
+            ) as resp:
                 return bool(resp.status == 200)
         except (urllib.error.URLError, OSError):
             return False

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Final
+from typing import Annotated, Any, Final
 
 from pydantic import AwareDatetime, Field, JsonValue, field_validator
 
@@ -24,6 +26,7 @@ from minds.domain.masking import MASK, is_secret_key, mask_json, mask_mapping, m
 __all__ = [
     "IDEMPOTENCY_KEY_LENGTH",
     "MASK",
+    "DecisionRecord",
     "EventRecord",
     "EventType",
     "MindChange",
@@ -168,3 +171,17 @@ class MindUpsert(Model):
 
     record: MindRecord
     change: MindChange
+
+
+@dataclass(frozen=True)
+class DecisionRecord:
+    """A row of ``volition_decisions``: one choice of a mind's volition, as it was recorded."""
+
+    id: int
+    namespace: str
+    mind: str
+    kind: str
+    outcome: str
+    subjects: dict[str, Any]
+    data: dict[str, Any]
+    decided_at: datetime

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
@@ -76,7 +76,18 @@ from minds.engine.conditional import write_status
 from minds.engine.correction_service import CorrectionService
 from minds.engine.decisions import record_decisions
 from minds.engine.planning_service import PlanningService
-from minds.engine.ports import Clock, NotFound, ResourcePort
+from minds.engine.ports import (
+    Beliefs,
+    Clock,
+    Decisions,
+    History,
+    Intentions,
+    Journal,
+    NotFound,
+    ResourcePort,
+    Transactional,
+    VolitionStore,
+)
 from minds.engine.resuming import plan_resumed
 
 log = logging.getLogger(__name__)
@@ -100,12 +111,25 @@ class CycleReport:
     summary: str
 
 
+class CycleLedger(
+    Journal,
+    History,
+    Intentions,
+    Beliefs,
+    Decisions,
+    VolitionStore,
+    Transactional,
+    Protocol,
+):
+    """Every role of the ledger a mind's cycle reads or writes."""
+
+
 class MindCycle:
     def __init__(
         self,
         *,
         resources: ResourcePort,
-        ledger: Any,
+        ledger: CycleLedger,
         capabilities: CapabilityService,
         planning: PlanningService,
         approvals: ApprovalService,
@@ -373,7 +397,7 @@ class MindCycle:
         since = now - FINDINGS_WINDOW
         recorded = self._ledger.events(mind=name, namespace=namespace, type=RECORDED, since=since)
         asked = {str(row.payload.get("intention") or "") for row in recorded}
-        intentions = {i: found for i in asked if (found := self._ledger.intention(i)) is not None}
+        intentions = {i: held for i in asked if (held := self._ledger.intention(i)) is not None}
         found = take_in(
             recorded,
             self._ledger.events(mind=name, namespace=namespace, type=TAKEN_IN, since=since),

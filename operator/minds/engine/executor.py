@@ -166,11 +166,13 @@ class Executor:
         followed: set[str] = set()
         again: list[datetime] = []
         transitions = 0
+        last: PlanStatus | None = None
         for _ in range(MAX_TRANSITIONS):
             try:
                 body, plan, status = read_plan(deps, namespace, name)
             except (NotFound, ValidationError):
                 return TickResult(transitions, None, None)
+            last = status.phase
             if not entered:
                 entered.append((plan.mind, status.phase))
             if plan.origin is PlanOrigin.DREAM:
@@ -207,7 +209,10 @@ class Executor:
             turn = _Turn(body, plan, step, status, settled, work, now, followed, again)
             if WORK[work.kind](deps, turn):
                 transitions += 1
-        return TickResult(transitions, deps.clock(), None)
+        # Out of turns, not done: the plan is as open as it was last read, and looks again at
+        # once. No phase here would read as "gone or done" and end the plan's schedule, leaving
+        # it to wait for an event that may never come.
+        return TickResult(transitions, deps.clock(), last)
 
     def conclude_missed(self, namespace: str, name: str) -> None:
         """At start, for a finished plan: conclude it if that never happened (its controller

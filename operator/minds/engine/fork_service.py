@@ -10,14 +10,23 @@ copied: approvals and grants were given to the source and stay with it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from minds.domain.intentions import IntentionRecord, IntentionStatus, intention_id
 from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
 from minds.domain.procedures import ProceduralMemory
 from minds.domain.resources.kinds import MIND
 from minds.domain.volition.wants import WantOrigin, want_id
-from minds.engine.ports import AlreadyExists, Clock, ResourcePort
+from minds.engine.ports import (
+    AlreadyExists,
+    Beliefs,
+    Clock,
+    Intentions,
+    Journal,
+    Procedures,
+    ResourcePort,
+    VolitionStore,
+)
 
 LIVE = (
     IntentionStatus.ACTIVE,
@@ -36,8 +45,12 @@ class Forked:
     intentions: int
 
 
+class ForkLedger(Journal, Beliefs, Intentions, Procedures, VolitionStore, Protocol):
+    """What a fork reads of its source and writes for the new mind."""
+
+
 class ForkService:
-    def __init__(self, *, resources: ResourcePort, ledger: Any, clock: Clock) -> None:
+    def __init__(self, *, resources: ResourcePort, ledger: ForkLedger, clock: Clock) -> None:
         self._resources = resources
         self._ledger = ledger
         self._clock = clock

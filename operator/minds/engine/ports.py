@@ -7,7 +7,7 @@ real adapters.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
@@ -18,7 +18,7 @@ from minds.domain.beliefs import BeliefRecord, PredictionRecord, PredictionStatu
 from minds.domain.errors import AlreadyExists, Conflict, NotFound
 from minds.domain.executions import ExecutionOutcome, ExecutionRecord
 from minds.domain.intentions import IntentionRecord, IntentionStatus, Unset
-from minds.domain.ledger import EventRecord, MindRecord
+from minds.domain.ledger import DecisionRecord, EventRecord, MindRecord
 from minds.domain.procedures import ProceduralMemory
 from minds.domain.resources.kinds import Kind
 
@@ -33,15 +33,19 @@ __all__ = [
     "EventPort",
     "Executions",
     "ExecutorLedger",
+    "History",
     "Intentions",
     "Journal",
     "LedgerPort",
+    "LedgerReading",
     "NotFound",
     "Procedures",
     "ResourcePort",
     "ResourceReader",
     "ResourceWriter",
     "TargetLocks",
+    "Transactional",
+    "VolitionStore",
 ]
 
 
@@ -73,10 +77,29 @@ class Journal(Protocol):
         ...
 
 
-class Intentions(Protocol):
-    """What a mind means to do; each change is written with its event, in one transaction."""
+class History(Protocol):
+    """The journal's rows, read back (newest last)."""
 
+    def events(
+        self,
+        *,
+        mind: str | None = None,
+        namespace: str | None = None,
+        type: str | Iterable[str] | None = None,
+        subject_uid: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        after_id: int | None = None,
+        limit: int | None = None,
+    ) -> list[EventRecord]: ...
+
+
+class IntentionReading(Protocol):
     def intention(self, intention_id: str) -> IntentionRecord | None: ...
+
+
+class Intentions(IntentionReading, Protocol):
+    """What a mind means to do; each change is written with its event, in one transaction."""
 
     def form_intention(self, record: IntentionRecord) -> tuple[IntentionRecord, bool]:
         """Form it, or return the one with its id and False."""
@@ -108,7 +131,15 @@ class Intentions(Protocol):
     ) -> list[IntentionRecord]: ...
 
 
-class Beliefs(Protocol):
+class BeliefReading(Protocol):
+    def belief(self, belief_id: str) -> BeliefRecord | None: ...
+
+    def predictions(
+        self, namespace: str, mind: str, status: PredictionStatus | None = None
+    ) -> list[PredictionRecord]: ...
+
+
+class Beliefs(BeliefReading, Protocol):
     """What a mind believes, and the predictions that test it."""
 
     def upsert_belief(
@@ -136,7 +167,20 @@ class Beliefs(Protocol):
         ...
 
 
-class Decisions(Protocol):
+class DecisionReading(Protocol):
+    def decisions(
+        self,
+        *,
+        namespace: str,
+        mind: str | None = None,
+        kind: str | None = None,
+        subject: tuple[str, str] | None = None,
+    ) -> list[DecisionRecord]:
+        """The choices recorded, oldest first."""
+        ...
+
+
+class Decisions(DecisionReading, Protocol):
     """The append-only record of volition's choices (``volition_decisions``)."""
 
     def record_decision(
@@ -155,8 +199,61 @@ class Decisions(Protocol):
         ...
 
 
+class VolitionStore(Protocol):
+    """A mind's wants, conflicts and commitment states: its volition between cycles."""
+
+    def wants(
+        self, namespace: str, mind: str, status: str | None = None
+    ) -> list[dict[str, Any]]: ...
+
+    def upsert_want(
+        self,
+        *,
+        namespace: str,
+        mind: str,
+        want_id: str,
+        subject: str,
+        status: str,
+        strength: float,
+        data: Mapping[str, JsonValue],
+        at: datetime,
+    ) -> bool: ...
+
+    def conflicts(
+        self, namespace: str, mind: str, *, open_only: bool = True
+    ) -> list[dict[str, Any]]: ...
+
+    def save_conflict(
+        self,
+        *,
+        namespace: str,
+        mind: str,
+        conflict_id: str,
+        open_: bool,
+        data: Mapping[str, JsonValue],
+        at: datetime,
+    ) -> None: ...
+
+    def commitment_states(self, namespace: str, mind: str) -> dict[str, str]: ...
+
+    def commitment_updated_at(self, namespace: str, mind: str) -> dict[str, datetime]: ...
+
+    def set_commitment_state(
+        self, namespace: str, mind: str, name: str, state: str, reason: str | None, at: datetime
+    ) -> bool: ...
+
+    def cycle_lock(self, namespace: str, mind: str) -> AbstractContextManager[bool]:
+        """Hold one mind's cycle for the block; yields False (holding nothing) when another
+        controller runs it now."""
+        ...
+
+
 class Procedures(Protocol):
     def store_procedure(self, memory: ProceduralMemory) -> bool: ...
+
+    def procedures(
+        self, namespace: str, mind: str, subject: str | None = None
+    ) -> list[ProceduralMemory]: ...
 
 
 class Executions(Protocol):
@@ -165,6 +262,14 @@ class Executions(Protocol):
     def execution(
         self, origin_key: str
     ) -> tuple[ExecutionRecord, ExecutionOutcome | None] | None: ...
+
+    def executions(
+        self,
+        *,
+        namespace: str | None = None,
+        mind: str | None = None,
+        capability: str | None = None,
+    ) -> list[ExecutionRecord]: ...
 
 
 class TargetLocks(Protocol):
@@ -202,6 +307,12 @@ class ExecutorLedger(
     Protocol,
 ):
     """Every role of the ledger the executor plays a part in."""
+
+
+class LedgerReading(
+    History, IntentionReading, BeliefReading, DecisionReading, Executions, Protocol
+):
+    """What reading a mind's story needs of the ledger, and nothing it could write with."""
 
 
 class ResourceReader(Protocol):

@@ -14,7 +14,7 @@ from typing import Any
 from minds.domain.beliefs import PredictionStatus
 from minds.domain.intentions import intention_id
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
-from minds.engine.ports import ResourcePort
+from minds.engine.ports import LedgerReading, ResourcePort
 
 #: The ledger rows that say how a plan ended badly, the first with a reason telling why.
 _ENDED = ("plan_failed", "plan_reconsidered")
@@ -39,7 +39,7 @@ class Link:
 
 
 class Explainer:
-    def __init__(self, *, resources: ResourcePort, ledger: Any) -> None:
+    def __init__(self, *, resources: ResourcePort, ledger: LedgerReading) -> None:
         self._resources = resources
         self._ledger = ledger
 

@@ -4,7 +4,7 @@ adapters by ``tests/integration/test_port_contracts.py``."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -237,3 +237,37 @@ def test_a_crash_after_the_outcome_is_adopted_not_repeated() -> None:
     world.executor("b").tick(NAMESPACE, "heal")
     assert world.steps("heal") == {"P1": "completed"}
     assert world.driver.calls["service.restart"] == 1
+
+
+def test_a_tick_out_of_turns_keeps_the_plan_open_and_looks_again_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tick stops after MAX_TRANSITIONS turns (a stale copy answered by 409s, a long chain of
+    steps). The plan is not done then: its phase must say so, or the controller reads "gone or
+    done" and ends the plan's schedule, and an approved restart waits for an event that may
+    never come."""
+    monkeypatch.setattr("minds.engine.executor.MAX_TRANSITIONS", 1)
+    world = World()
+    world.plan("heal", [read("R1"), read("R2", "R1")])
+    result = world.executor("a").tick(NAMESPACE, "heal")
+    assert world.steps("heal") != {"R1": "completed", "R2": "completed"}  # not done in one turn
+    assert result.phase is not None
+    assert result.phase.value not in ("completed", "failed", "abandoned")
+    assert result.wake_at == world.clock.now
+
+
+def test_the_controller_keeps_ticking_a_plan_whose_tick_ran_out_of_turns() -> None:
+    from types import SimpleNamespace
+
+    from minds.controller.handlers import _plan_tick
+    from minds.controller.scheduling import FINISHED
+    from minds.domain.planning.model import PlanStatus
+    from minds.engine.executor import TickResult
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    out_of_turns = TickResult(64, now, PlanStatus.EXECUTING)
+    wiring = SimpleNamespace(executor=SimpleNamespace(tick=lambda namespace, name: out_of_turns))
+    assert _plan_tick(wiring, NAMESPACE, "heal") == now  # type: ignore[arg-type]
+    gone = TickResult(0, None, None)
+    wiring = SimpleNamespace(executor=SimpleNamespace(tick=lambda namespace, name: gone))
+    assert _plan_tick(wiring, NAMESPACE, "heal") is FINISHED  # type: ignore[arg-type]

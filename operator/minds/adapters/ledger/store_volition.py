@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -30,21 +29,9 @@ from minds.adapters.ledger.store_common import (
     entity_event,
     insert_event,
 )
-from minds.domain.ledger import idempotency_key, mask_note, mask_secrets
+from minds.domain.ledger import DecisionRecord, idempotency_key, mask_note, mask_secrets
 
-__all__ = ["DecisionRow", "VolitionStore"]
-
-
-@dataclass(frozen=True)
-class DecisionRow:
-    id: int
-    namespace: str
-    mind: str
-    kind: str
-    outcome: str
-    subjects: dict[str, Any]
-    data: dict[str, Any]
-    decided_at: datetime
+__all__ = ["VolitionStore"]
 
 
 class VolitionStore(SessionOwner):
@@ -123,18 +110,20 @@ class VolitionStore(SessionOwner):
         data: Mapping[str, JsonValue],
         at: datetime,
     ) -> None:
-        """Keep a conflict's current state (its changes are recorded as decisions)."""
+        """Keep a conflict's current state (its changes are recorded as decisions). Its data
+        quotes the wants in conflict, which may quote a spec: masked like them."""
+        masked = mask_secrets(dict(data))
         statement = insert(ConflictRow).values(
             id=conflict_id,
             namespace=namespace,
             mind=mind,
             open=open_,
-            data=dict(data),
+            data=masked,
             updated_at=at,
         )
         statement = statement.on_conflict_do_update(
             index_elements=[ConflictRow.id],
-            set_={"open": open_, "data": dict(data), "updated_at": at},
+            set_={"open": open_, "data": masked, "updated_at": at},
         )
         with self.session() as session:
             session.execute(statement)
@@ -188,7 +177,7 @@ class VolitionStore(SessionOwner):
         mind: str | None = None,
         kind: str | None = None,
         subject: tuple[str, str] | None = None,
-    ) -> list[DecisionRow]:
+    ) -> list[DecisionRecord]:
         """Choices in the order made; ``subject`` = (role, id), e.g. ("intention", "int-...")."""
         query = select(VolitionDecisionRow).where(VolitionDecisionRow.namespace == namespace)
         if mind is not None:
@@ -199,7 +188,7 @@ class VolitionStore(SessionOwner):
             query = query.where(VolitionDecisionRow.subjects.contains({subject[0]: subject[1]}))
         with self.session() as session:
             return [
-                DecisionRow(
+                DecisionRecord(
                     r.id,
                     r.namespace,
                     r.mind,
