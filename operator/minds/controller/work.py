@@ -56,6 +56,8 @@ class Adds(Protocol):
 
     def wake(self, work: Work, namespace: str, name: str) -> bool: ...
 
+    def holds(self, work: Work, namespace: str, name: str) -> bool: ...
+
     def cancel(self, work: Work, namespace: str, name: str) -> None: ...
 
 
@@ -73,7 +75,12 @@ class Plans:
 
     def wake(self, namespace: str, name: str) -> None:
         self.ticks.woken(namespace, name)
-        if not self.queue.wake(Work.TICK, namespace, name):
+        # A wake that adds nothing may find the key about to run already (a first wake, the
+        # plan's own schedule): its run must still be a full tick, so the mark stays. Only a
+        # plan with no schedule at all would never read it.
+        if not self.queue.wake(Work.TICK, namespace, name) and not self.queue.holds(
+            Work.TICK, namespace, name
+        ):
             self.ticks.unwoken(namespace, name)
 
     def run(self, namespace: str, name: str) -> None:

@@ -4,6 +4,7 @@ real executor over the fakes: API requests and ledger queries, never time."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -13,6 +14,7 @@ import pytest
 
 from minds.adapters.kube.watched import WatchedResources, WatchStore
 from minds.controller.plan_ticks import FULL, SAFETY, SOONEST, PlanTicks, Seen, unchanged
+from minds.controller.queue import Queue as WorkQueueShell
 from minds.controller.work import Plans
 from minds.domain.planning.model import PlanStatus
 from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
@@ -167,6 +169,9 @@ class Queue:
     def wake(self, work: Work, namespace: str, name: str) -> bool:
         return (work, namespace, name) in self.held and self.add(work, namespace, name)
 
+    def holds(self, work: Work, namespace: str, name: str) -> bool:
+        return (work, namespace, name) in self.held
+
     def cancel(self, work: Work, namespace: str, name: str) -> None:
         self.held.discard((work, namespace, name))
 
@@ -186,6 +191,25 @@ def test_a_plan_without_a_schedule_is_not_woken_and_keeps_no_mark(clock: FakeClo
     plans.stop("ns", "p")
     plans.wake("ns", "p")  # stopped: looks no more
     assert queue.added == [(Work.TICK, "ns", "p")] * 2
+
+
+def test_a_wake_that_finds_the_tick_already_due_still_makes_it_a_full_tick(
+    clock: FakeClock,
+) -> None:
+    """The real queue: a plan whose key is to run already (here its first run, just added)
+    gets nothing from a wake but the mark; dropping the mark there left an Approval that
+    expired while its plan's tick was due answered from memory, for ten minutes."""
+    loop = asyncio.new_event_loop()
+    try:
+        tick = Ticks()
+        plans = Plans(WorkQueueShell(loop, workers=1), ticks_over(tick, {"p": "1"}, clock))
+        plans.run("ns", "p")
+        plans.ticks("ns", "p")
+        plans.wake("ns", "p")
+        plans.ticks("ns", "p")
+    finally:
+        loop.close()
+    assert tick.calls == 2
 
 
 # -- what a round of safety ticks costs ------------------------------------------------------
