@@ -14,11 +14,12 @@ from typing import Any, Protocol
 from kubernetes.client import ApiClient
 
 from minds.adapters.drivers import default_drivers
+from minds.adapters.drivers.kubernetes import KubernetesDriver
 from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
 from minds.adapters.kube.posting import BackgroundEvents
 from minds.adapters.kube.secrets import SecretUnavailable, model_key
 from minds.adapters.kube.watched import WatchedResources, WatchStore
-from minds.adapters.kube.workload_watch import WorkloadWatches
+from minds.adapters.kube.workload_watch import WorkloadBodies, WorkloadWatches
 from minds.adapters.ledger import Ledger, check_app_role, check_schema
 from minds.adapters.model_client import EndpointNotConfigured, ModelClient, RoleNotAssigned
 from minds.adapters.model_endpoints import ModelEndpoints
@@ -61,6 +62,8 @@ class Wiring:
     retention: PlanRetention
     store: WatchStore
     events: BackgroundEvents
+    #: The watched workloads' last bodies: a restart of one reads them instead of a GET.
+    bodies: WorkloadBodies
     metrics: ControllerMetrics | None = None
     workloads: WorkloadWatches | None = None
 
@@ -127,10 +130,11 @@ def build(config: ControllerConfig) -> Wiring:
     log.info(
         "capability prices: %s; approvals expire after %s", prices or "none", config.approval_ttl
     )
+    bodies = WorkloadBodies()
     capabilities = CapabilityService(
         resources=resources,
         ledger=ledger,
-        drivers=default_drivers(api),
+        drivers=default_drivers(api, kubernetes=KubernetesDriver(api, watched=bodies.get)),
         clock=utc_now,
         registry=registry,
         telemetry=metrics.process,
@@ -191,6 +195,7 @@ def build(config: ControllerConfig) -> Wiring:
         retention=PlanRetention(resources=resources, ledger=ledger, clock=utc_now),
         store=store,
         events=events,
+        bodies=bodies,
     )
 
 
@@ -219,6 +224,7 @@ def watch_goals(wiring: Wiring, config: ControllerConfig, cycles: Cycles) -> Goa
         cycles.wake(Work.CYCLE, namespace, mind)
 
     goals = GoalWatch(wake=wake, woken=woken, clock=utc_now, later=later)
-    wiring.workloads = WorkloadWatches(api_client(config.kubeconfig, config.context), goals)
+    wiring.bodies.attach(goals)
+    wiring.workloads = WorkloadWatches(api_client(config.kubeconfig, config.context), wiring.bodies)
     goals.attach(wiring.workloads.follow)
     return goals
