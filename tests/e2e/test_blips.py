@@ -1,7 +1,8 @@
 """The ledger's database goes away for a moment (a failover, a restart of Postgres) while the
 controller handles a watch event. kopf never retries an ``on.event`` handler: without the
-controller's own retries (``minds.controller.retrying``) the work that event started would wait
-for another event on the same object, which may never come. Real API server, Postgres and a
+controller's work queue (``minds.controller.queue``), which tries failed work again with
+backoff, the work that event started would wait for another event on the same object, which
+may never come. Real API server, Postgres and a
 controller of the test's own, whose log is read."""
 
 from __future__ import annotations

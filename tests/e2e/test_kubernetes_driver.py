@@ -297,6 +297,67 @@ def test_a_paused_deployment_is_not_restarted(
     )
 
 
+class Reads:
+    """The driver's reads of workloads, counted (the same client calls, passed through)."""
+
+    def __init__(self, driver: KubernetesDriver) -> None:
+        self.count = 0
+        apps = driver._apps  # noqa: SLF001: the one call under test is counted, not replaced
+        real = apps.read_namespaced_deployment
+
+        def read(*args: Any, **kwargs: Any) -> Any:
+            self.count += 1
+            return real(*args, **kwargs)
+
+        apps.read_namespaced_deployment = read  # type: ignore[method-assign]
+
+
+def watched_driver(
+    api: client.ApiClient, bodies: dict[str, dict[str, Any]]
+) -> tuple[Drivers, Reads]:
+    driver = KubernetesDriver(
+        api, clock=lambda: NOW, watched=lambda plural, ns, name: bodies.get(f"{plural}/{name}")
+    )
+    return Drivers([driver]), Reads(driver)
+
+
+def test_a_watched_workload_is_restarted_from_its_watched_body_without_a_read(
+    cluster: Cluster, namespace: str, admin_api: client.ApiClient
+) -> None:
+    """What the watch brought is what is checked: the patch carries its resourceVersion, so
+    the API server applies it to exactly that body."""
+    apply(cluster, namespace, workload("Deployment"))
+    drivers, reads = watched_driver(
+        admin_api, {f"deployments/{NAME}": get(cluster, namespace, "Deployment")}
+    )
+    result = invoke(drivers, "service.restart", namespace)
+    assert result.ok, result.error
+    assert reads.count == 0
+    annotations = get(cluster, namespace, "Deployment")["spec"]["template"]["metadata"]
+    assert annotations["annotations"][RESTARTED_AT] == "2030-05-06T07:08:09Z"
+
+
+def test_a_watched_body_behind_the_server_is_read_again_and_its_news_decides(
+    cluster: Cluster, namespace: str, admin_api: client.ApiClient
+) -> None:
+    """The watch has not yet brought the pause someone just made: the precondition fails,
+    the driver reads the workload, and the pause it finds refuses the restart."""
+    apply(cluster, namespace, workload("Deployment"))
+    stale = get(cluster, namespace, "Deployment")
+    cluster.kubectl("rollout", "pause", f"deployment/{NAME}", "-n", namespace)
+    drivers, reads = watched_driver(admin_api, {f"deployments/{NAME}": stale})
+    result = invoke(drivers, "service.restart", namespace)
+    assert not result.ok
+    assert "paused" in (result.error or "")
+    assert reads.count == 1
+    template = get(cluster, namespace, "Deployment")["spec"]["template"]["metadata"]
+    assert RESTARTED_AT not in (template.get("annotations") or {})
+    cluster.kubectl("rollout", "resume", f"deployment/{NAME}", "-n", namespace)
+    result = invoke(drivers, "service.restart", namespace)  # still the stale body: read again
+    assert result.ok, result.error
+    assert reads.count == 2
+
+
 def test_a_dry_run_surfaces_missing_permissions(cluster: Cluster, namespace: str) -> None:
     apply(cluster, namespace, workload("Deployment"))
     intruder = api_client(str(cluster.kubeconfig), context="intruder")

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 import pytest
 
 from minds.adapters.kube.client import api_client
-from minds.adapters.kube.workload_watch import WorkloadWatches
+from minds.adapters.kube.workload_watch import WorkloadBodies, WorkloadWatches
 from tests.e2e.executor_support import deployment, set_health
 from tests.fixtures.cluster import Cluster
 from tests.fixtures.waiting import eventually
@@ -123,3 +123,37 @@ def test_a_namespace_nobody_handed_to_the_minds_is_refused_without_harm(
         assert watches.following() == {(unmanaged, "deployments"), (namespace, "deployments")}
     finally:
         cluster.kubectl("delete", "namespace", unmanaged, "--wait=false", check=False)
+
+
+def test_the_last_body_of_each_watched_workload_is_kept_without_its_managed_fields(
+    cluster: Cluster, namespace: str, heard: Heard
+) -> None:
+    """What a restart reads instead of a GET: the watch's latest body, while the goals'
+    listener still hears every change, and nothing once the workload is gone."""
+    bodies = WorkloadBodies()
+    bodies.attach(heard)
+    watches = WorkloadWatches(
+        api_client(str(cluster.controller_kubeconfig)), bodies, watch_seconds=1, retry_seconds=0.5
+    )
+    try:
+        deployment(cluster, namespace)
+        watches.follow({(namespace, "deployments")})
+        set_health(cluster, namespace, True)
+        current = cluster.api.get("deployment", NAME, namespace)
+
+        def caught_up() -> dict[str, object] | None:
+            body = bodies.get("deployments", namespace, NAME)
+            version = (body or {}).get("metadata", {}).get("resourceVersion")  # type: ignore[union-attr]
+            return body if version == current["metadata"]["resourceVersion"] else None
+
+        body = eventually(caught_up, what="the watch's body at the server's version")
+        assert "managedFields" not in body["metadata"]  # type: ignore[operator]
+        assert current["metadata"].get("managedFields")  # the server has them: they were dropped
+        assert heard.has("seen", "deployments", namespace, NAME, "False", "1")
+        cluster.kubectl("delete", "deployment", NAME, "-n", namespace)
+        eventually(
+            lambda: bodies.get("deployments", namespace, NAME) is None, what="the body forgotten"
+        )
+        assert heard.has("gone", "deployments", namespace, NAME)
+    finally:
+        watches.close()

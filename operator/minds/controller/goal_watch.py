@@ -3,12 +3,12 @@
 Fed from two sides: the Minds' watch (which subjects each active Mind's goals name) and the
 workloads' watches (what those subjects look like now). A change that matters to a goal (see
 ``minds.domain.wakeups``) asks for an early wake-up of every Mind whose goal names the
-workload, debounced per Mind. The wake-up itself is only a nudge to the Mind's daemon: the
+workload, debounced per Mind. The wake-up itself is only a nudge to the Mind's cycle: the
 cycle it starts observes with real reads and records them as every cycle does, and the
 periodic cycle stays the safety net for anything a watch missed.
 
 Nothing here is state: after a restart the first listing of each watch is taken in without
-waking anybody (every daemon runs a cycle when it starts anyway).
+waking anybody (every Ready Mind runs a cycle at start anyway).
 """
 
 from __future__ import annotations
@@ -39,11 +39,6 @@ MindKey = tuple[str, str]
 Later = Callable[[float, Callable[[], None]], None]
 #: Watch exactly these (namespace, plural) pairs.
 Follow = Callable[[Iterable[tuple[str, str]]], None]
-
-
-def cycle_key(mind: str) -> str:
-    """The name a Mind's daemon sleeps under in ``Wakeups``."""
-    return f"mind:{mind}"
 
 
 class GoalWatch:
@@ -162,4 +157,4 @@ class GoalWatch:
         namespace, name = mind
         if reason is not None:
             self._woken(namespace, name, reason)
-        self._wake(namespace, cycle_key(name))
+        self._wake(namespace, name)

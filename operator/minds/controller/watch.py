@@ -14,14 +14,21 @@ from typing import Any
 import kopf
 
 from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN, Kind
+from minds.domain.workqueue import Work
 
 #: The kinds the engine reads from the watch; everything else is read from the API server.
 WATCHED: tuple[Kind, ...] = (MIND, PLAN, APPROVAL, CAPABILITY_GRANT)
 
 
+def ready_mind(body: Mapping[str, Any]) -> bool:
+    conditions = (body.get("status") or {}).get("conditions") or []
+    ready = [c for c in conditions if c.get("type") == "Ready"]
+    return bool(ready) and ready[0].get("status") == "True"
+
+
 def _wake_plan(memo: kopf.Memo, body: Mapping[str, Any]) -> None:
     meta = body.get("metadata") or {}
-    memo.scheduler.wake(meta["namespace"], meta["name"])
+    memo.plans.wake(meta["namespace"], meta["name"])
 
 
 def wake_asking_plan(memo: kopf.Memo, body: Mapping[str, Any]) -> None:
@@ -29,7 +36,7 @@ def wake_asking_plan(memo: kopf.Memo, body: Mapping[str, Any]) -> None:
     # checks the decision itself (from spec and the ledger) before acting.
     plan = ((body.get("spec") or {}).get("origin") or {}).get("plan")
     if plan:
-        memo.scheduler.wake(body["metadata"]["namespace"], plan)
+        memo.plans.wake(body["metadata"]["namespace"], plan)
 
 
 #: What a change made by someone else (another controller, a person) sets going at once. Our
@@ -52,6 +59,10 @@ def _register(kind: Kind) -> None:
             # Even when it is no news to the store: a body a 409 re-read put there first is
             # still news to the goals.
             memo.goals.mind(body)
+            if ready_mind(body):
+                # A Ready Mind has a cycle; one that has keeps to its schedule.
+                meta = body["metadata"]
+                memo.queue.ensure(Work.CYCLE, meta["namespace"], meta["name"])
         react = ON_NEWS.get(kind.plural)
         if news and react is not None:
             react(memo, body)

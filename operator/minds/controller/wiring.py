@@ -7,30 +7,31 @@ import logging
 import os
 import socket
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from kubernetes.client import ApiClient
 
 from minds.adapters.drivers import default_drivers
+from minds.adapters.drivers.kubernetes import KubernetesDriver
 from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
 from minds.adapters.kube.posting import BackgroundEvents
 from minds.adapters.kube.secrets import SecretUnavailable, model_key
 from minds.adapters.kube.watched import WatchedResources, WatchStore
-from minds.adapters.kube.workload_watch import WorkloadWatches
+from minds.adapters.kube.workload_watch import WorkloadBodies, WorkloadWatches
 from minds.adapters.ledger import Ledger, check_app_role, check_schema
 from minds.adapters.model_client import EndpointNotConfigured, ModelClient, RoleNotAssigned
 from minds.adapters.model_endpoints import ModelEndpoints
 from minds.controller.goal_watch import GoalWatch
 from minds.controller.metrics import ControllerMetrics, start_metrics
 from minds.controller.settings import ControllerConfig
-from minds.controller.wakeups import Wakeups
 from minds.controller.watch import WATCHED
 from minds.controller.workers import WORKERS
 from minds.domain.planning.planner import ModelProposal
 from minds.domain.resources.mind import MindSpec
 from minds.domain.wakeups import WakeReason
+from minds.domain.workqueue import Work
 from minds.engine.approval_service import ApprovalService
 from minds.engine.capability_service import CapabilityService
 from minds.engine.cycle import MindCycle
@@ -61,7 +62,8 @@ class Wiring:
     retention: PlanRetention
     store: WatchStore
     events: BackgroundEvents
-    wakeups: Wakeups = field(default_factory=Wakeups)
+    #: The watched workloads' last bodies: a restart of one reads them instead of a GET.
+    bodies: WorkloadBodies
     metrics: ControllerMetrics | None = None
     workloads: WorkloadWatches | None = None
 
@@ -128,10 +130,11 @@ def build(config: ControllerConfig) -> Wiring:
     log.info(
         "capability prices: %s; approvals expire after %s", prices or "none", config.approval_ttl
     )
+    bodies = WorkloadBodies()
     capabilities = CapabilityService(
         resources=resources,
         ledger=ledger,
-        drivers=default_drivers(api),
+        drivers=default_drivers(api, kubernetes=KubernetesDriver(api, watched=bodies.get)),
         clock=utc_now,
         registry=registry,
         telemetry=metrics.process,
@@ -192,12 +195,17 @@ def build(config: ControllerConfig) -> Wiring:
         retention=PlanRetention(resources=resources, ledger=ledger, clock=utc_now),
         store=store,
         events=events,
+        bodies=bodies,
     )
 
 
-def watch_goals(
-    wiring: Wiring, config: ControllerConfig, loop: asyncio.AbstractEventLoop
-) -> GoalWatch:
+class Cycles(Protocol):
+    """Where an early wake-up goes: the work queue, waking a Mind's cycle if it has one."""
+
+    def wake(self, work: Work, namespace: str, name: str) -> bool: ...
+
+
+def watch_goals(wiring: Wiring, config: ControllerConfig, cycles: Cycles) -> GoalWatch:
     """The goals' subjects watched, each change that matters waking its Minds' cycles early.
     The watches get a client of their own: each holds a connection for minutes, which the
     engine's pool is sized without."""
@@ -207,10 +215,16 @@ def watch_goals(
         if metrics is not None:
             metrics.process.woken(namespace, mind, reason.value)
 
+    loop = asyncio.get_running_loop()
+
     def later(seconds: float, call: Callable[[], None]) -> None:
         loop.call_soon_threadsafe(loop.call_later, seconds, call)
 
-    goals = GoalWatch(wake=wiring.wakeups.wake, woken=woken, clock=utc_now, later=later)
-    wiring.workloads = WorkloadWatches(api_client(config.kubeconfig, config.context), goals)
+    def wake(namespace: str, mind: str) -> None:
+        cycles.wake(Work.CYCLE, namespace, mind)
+
+    goals = GoalWatch(wake=wake, woken=woken, clock=utc_now, later=later)
+    wiring.bodies.attach(goals)
+    wiring.workloads = WorkloadWatches(api_client(config.kubeconfig, config.context), wiring.bodies)
     goals.attach(wiring.workloads.follow)
     return goals

@@ -2,11 +2,13 @@
 
 Two pools, so that neither can starve the other:
 
-- kopf's pool runs the sync handlers (admission, approvals, grants) and the watch feed;
-- the tick pool runs plan ticks and mind cycles. Plan daemons sleep on the event loop and take
-  a tick thread only while they work, so every admitted plan makes progress at once as long as
-  no more than ``tick_threads`` are working at the same instant; a plan that waits (for a
-  person, a window, a lease) holds no thread at all.
+- kopf's pool runs its sync handlers, which only add keys to the work queue (and the deletions
+  and releases that stay kopf's own);
+- the tick pool runs the work queue's handlers: plan ticks, mind cycles, admissions,
+  decisions, grants. The queue runs at most ``tick_threads`` at once and a key that waits (for
+  a person, a window, a lease, its next cycle) holds no thread at all, so every admitted plan
+  makes progress at once as long as no more than ``tick_threads`` are working at the same
+  instant.
 
 asyncio's default pool would be min(32, cores + 4) threads: six on a two-core node, which is
 how only six of twenty plans once ran at a time.

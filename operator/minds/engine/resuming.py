@@ -14,8 +14,8 @@ from minds.domain.intentions import IntentionRecord, IntentionStatus
 from minds.domain.planning.model import Plan, PlanOrigin
 from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.plan import PlanResourceStatus
+from minds.domain.volition.reconsideration import answer_key
 from minds.domain.volition.resumption import LEFT_WAITING, PlanFacts, replanned_on_resume
-from minds.engine.executing.reconsidering import answered_in
 from minds.engine.planning_service import PlanningService
 from minds.engine.ports import Intentions, Journal, NotFound, ResourceReader
 
@@ -45,7 +45,8 @@ def _facts(
     facts = PlanFacts(
         phase=status.phase,
         dream=plan.origin is PlanOrigin.DREAM,
-        ended_waiting=ended and any(answered_in(ledger, uid, t) for t in LEFT_WAITING),
+        ended_waiting=ended
+        and any(ledger.event(answer_key(uid, t)) is not None for t in LEFT_WAITING),
     )
     return facts, plan
 

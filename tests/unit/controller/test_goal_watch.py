@@ -77,7 +77,7 @@ def test_a_change_that_matters_wakes_the_minds_whose_goals_name_it_once_settled(
     assert h.woken == []  # not before the settle
     h.advance(0.3)
 
-    assert sorted(h.woken) == [("shop", "mind:keeper"), ("shop", "mind:other")]
+    assert sorted(h.woken) == [("shop", "keeper"), ("shop", "other")]
     assert sorted(h.counted) == [
         ("shop", "keeper", WakeReason.AVAILABILITY),
         ("shop", "other", WakeReason.AVAILABILITY),
@@ -105,7 +105,7 @@ def test_the_first_listing_is_taken_in_without_waking_and_a_relisting_wakes() ->
     # After the watch broke and listed again, a change it missed wakes.
     h.watch.seen("deployments", "shop", workload(ready=1), first=False)
     h.advance(0.3)
-    assert h.woken == [("shop", "mind:keeper")]
+    assert h.woken == [("shop", "keeper")]
 
 
 def test_a_burst_of_twenty_changes_in_two_seconds_costs_at_most_two_wake_ups() -> None:

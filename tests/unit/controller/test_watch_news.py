@@ -8,7 +8,7 @@ from minds.controller.watch import ON_NEWS
 from minds.domain.resources.kinds import APPROVAL, PLAN
 
 
-class _Scheduler:
+class _Plans:
     def __init__(self) -> None:
         self.woken: list[tuple[str, str]] = []
 
@@ -17,7 +17,7 @@ class _Scheduler:
 
 
 def _memo() -> SimpleNamespace:
-    return SimpleNamespace(scheduler=_Scheduler())
+    return SimpleNamespace(plans=_Plans())
 
 
 def test_a_decision_wakes_the_plan_that_asked() -> None:
@@ -27,16 +27,16 @@ def test_a_decision_wakes_the_plan_that_asked() -> None:
         "spec": {"origin": {"plan": "heal"}, "decision": "Approved"},
     }
     ON_NEWS[APPROVAL.plural](memo, approval)  # type: ignore[arg-type]
-    assert memo.scheduler.woken == [("shop", "heal")]
+    assert memo.plans.woken == [("shop", "heal")]
 
 
 def test_an_approval_that_names_no_plan_wakes_nothing() -> None:
     memo = _memo()
     ON_NEWS[APPROVAL.plural](memo, {"metadata": {"namespace": "shop"}, "spec": {}})  # type: ignore[arg-type]
-    assert memo.scheduler.woken == []
+    assert memo.plans.woken == []
 
 
 def test_a_plan_changed_by_someone_else_looks_again() -> None:
     memo = _memo()
     ON_NEWS[PLAN.plural](memo, {"metadata": {"namespace": "shop", "name": "heal"}})  # type: ignore[arg-type]
-    assert memo.scheduler.woken == [("shop", "heal")]
+    assert memo.plans.woken == [("shop", "heal")]

@@ -257,17 +257,12 @@ def test_a_tick_out_of_turns_keeps_the_plan_open_and_looks_again_at_once(
 
 
 def test_the_controller_keeps_ticking_a_plan_whose_tick_ran_out_of_turns() -> None:
-    from types import SimpleNamespace
-
-    from minds.controller.handlers import _plan_tick
-    from minds.controller.scheduling import FINISHED
+    from minds.controller.plan_ticks import PlanTicks
     from minds.domain.planning.model import PlanStatus
     from minds.engine.executor import TickResult
 
     now = datetime(2026, 1, 1, tzinfo=UTC)
-    out_of_turns = TickResult(64, now, PlanStatus.EXECUTING)
-    wiring = SimpleNamespace(executor=SimpleNamespace(tick=lambda namespace, name: out_of_turns))
-    assert _plan_tick(wiring, NAMESPACE, "heal") == now  # type: ignore[arg-type]
-    gone = TickResult(0, None, None)
-    wiring = SimpleNamespace(executor=SimpleNamespace(tick=lambda namespace, name: gone))
-    assert _plan_tick(wiring, NAMESPACE, "heal") is FINISHED  # type: ignore[arg-type]
+    results = {"heal": TickResult(64, now, PlanStatus.EXECUTING), "gone": TickResult(0, None, None)}
+    ticks = PlanTicks(lambda namespace, name: results[name], lambda ns, name: "1", lambda: now)
+    assert ticks(NAMESPACE, "heal") is not None  # looked at again, soon
+    assert ticks(NAMESPACE, "gone") is None  # gone: no schedule

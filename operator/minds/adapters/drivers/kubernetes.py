@@ -50,6 +50,7 @@ from minds.domain.capabilities.registry import (
     WorkloadParameters,
 )
 from minds.domain.capabilities.results import DriverResult
+from minds.domain.wakeups import WORKLOAD_PLURALS
 
 STATUS: Final = "service.status"
 RESTART: Final = "service.restart"
@@ -85,6 +86,8 @@ these rules and nothing else."""
 
 Clock = Callable[[], datetime]
 Json = dict[str, Any]
+#: The body a watch last told of a workload (plural, namespace, name), None when unwatched.
+Watched = Callable[[str, str, str], Json | None]
 
 
 class WorkloadState(StrEnum):
@@ -398,11 +401,13 @@ class KubernetesDriver:
         *,
         clock: Clock | None = None,
         request_timeout: float = REQUEST_TIMEOUT,
+        watched: Watched | None = None,
     ) -> None:
         self._apps = client.AppsV1Api(api)
         self._core = client.CoreV1Api(api)
         self._clock = clock or (lambda: datetime.now(UTC))
         self._timeout = request_timeout
+        self._watched = watched or _unwatched
 
     def supports_dry_run(self, capability: str) -> bool:
         return capability == RESTART
@@ -472,28 +477,48 @@ class KubernetesDriver:
     # -- service.restart --
 
     def restart(self, target: WorkloadParameters, *, dry_run: bool = False) -> DriverResult:
-        """Request a rollout restart; with `dry_run`, only ask the server whether it would."""
+        """Request a rollout restart; with `dry_run`, only ask the server whether it would.
+
+        A workload a goal watches is read from that watch, and the patch carries the body's
+        resourceVersion: the API server applies it only to exactly what was checked (not
+        paused, its generation). A copy the watch has not caught up with yet is refused with a
+        conflict, and the workload is then read as an unwatched one is, by a GET."""
+        plural = WORKLOAD_PLURALS[target.kind.value]
         try:
-            obj = self._read(target)
-            if obj is None:
-                return _absent(target)
-            if target.kind is WorkloadKind.DEPLOYMENT and (obj.get("spec") or {}).get("paused"):
-                return DriverResult.failure(
-                    f"{_name(target)} is paused; resume its rollout before restarting it"
-                )
-            patch = restart_patch(self._clock())
-            patched = self._call(
-                _name(target),
-                self._patcher(target.kind),
-                target.name,
-                target.namespace,
-                patch,
-                dry_run="All" if dry_run else None,
-                field_manager=FIELD_MANAGER,
-                _content_type=STRATEGIC_MERGE,
-            )
+            watched = self._watched(plural, target.namespace, target.name)
+            if watched is not None:
+                try:
+                    return self._restart(target, watched, dry_run=dry_run, precondition=True)
+                except _Conflict:
+                    pass  # the watch is behind the server: read it as an unwatched one
+            return self._restart(target, self._read(target), dry_run=dry_run, precondition=False)
         except _Failed as failed:
             return DriverResult.failure(str(failed))
+
+    def _restart(
+        self, target: WorkloadParameters, obj: Json | None, *, dry_run: bool, precondition: bool
+    ) -> DriverResult:
+        if obj is None:
+            return _absent(target)
+        if target.kind is WorkloadKind.DEPLOYMENT and (obj.get("spec") or {}).get("paused"):
+            return DriverResult.failure(
+                f"{_name(target)} is paused; resume its rollout before restarting it"
+            )
+        patch = restart_patch(self._clock())
+        body: Json = patch
+        if precondition:
+            version = (obj.get("metadata") or {}).get("resourceVersion")
+            body = {**patch, "metadata": {"resourceVersion": version}}
+        patched = self._call(
+            _name(target),
+            self._patcher(target.kind),
+            target.name,
+            target.namespace,
+            body,
+            dry_run="All" if dry_run else None,
+            field_manager=FIELD_MANAGER,
+            _content_type=STRATEGIC_MERGE,
+        )
         stamp = patch["spec"]["template"]["metadata"]["annotations"][RESTARTED_AT]
         strategy = ((obj.get("spec") or {}).get("updateStrategy") or {}).get("type")
         output = {
@@ -635,6 +660,8 @@ class KubernetesDriver:
         except ApiException as error:
             if error.status == 404:
                 raise _NotFound(what) from error
+            if error.status == 409:
+                raise _Conflict(_api_error(what, error)) from error
             raise _Failed(_api_error(what, error)) from error
         except (urllib3.exceptions.HTTPError, OSError) as error:
             raise _Failed(f"cannot reach the API server for {what}: {error}") from error
@@ -651,6 +678,14 @@ class KubernetesDriver:
 
 class _NotFound(_Failed):
     pass
+
+
+class _Conflict(_Failed):
+    """A precondition the server checked did not hold: what was read is out of date."""
+
+
+def _unwatched(plural: str, namespace: str, name: str) -> Json | None:
+    return None
 
 
 def _api_error(what: str, error: ApiException) -> str:

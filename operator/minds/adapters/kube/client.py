@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from typing import Any, cast
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
+from minds.adapters.kube import faults
 from minds.adapters.kube.series import EventSeries, Series
 from minds.domain.errors import AlreadyExists, Conflict, NotFound, Refused
 from minds.domain.masking import mask_text
@@ -47,7 +49,9 @@ def api_client(
         cfg.connection_pool_maxsize = connections
     if cfg.refresh_api_key_hook is not None:
         cfg.refresh_api_key_hook = _at_most_every(TOKEN_REFRESH_SECONDS, cfg.refresh_api_key_hook)
-    return client.ApiClient(cfg)
+    api = client.ApiClient(cfg)
+    faults.inject(api, faults.parse(os.environ.get(faults.ENV, "")))
+    return api
 
 
 #: How often a kubeconfig's credentials are looked at again. The library's hook runs before

@@ -128,6 +128,13 @@ class WatchStore:
         # Callers may change what they are handed; the store's copy stays as it was seen.
         return found.copy() if found is not None else None
 
+    def version(self, plural: str, namespace: str, name: str) -> str | None:
+        """The resourceVersion of the body held, without copying it: what a safety tick
+        compares to know that nothing changed."""
+        with self._lock:
+            found = self._objects[plural].get((namespace, name))
+        return None if found is None else found.body["metadata"].get("resourceVersion")
+
     def in_namespace(self, plural: str, namespace: str | None) -> list[dict[str, Any]]:
         """Every object of a kind in a namespace (``None``: in every namespace)."""
         with self._lock:

@@ -57,6 +57,63 @@ class WorkloadListener(Protocol):
         """The watch of this namespace and kind is stopped: what it told is out of date."""
 
 
+class _Nobody:
+    def seen(self, plural: str, namespace: str, body: Mapping[str, object], *, first: bool) -> None:
+        return None
+
+    def gone(self, plural: str, namespace: str, name: str) -> None:
+        return None
+
+    def forget(self, plural: str, namespace: str) -> None:
+        return None
+
+
+_NOBODY: Final = _Nobody()
+
+
+class WorkloadBodies:
+    """The last body each watch told of each workload, passed on to ``listener``: what acting
+    on a watched workload reads instead of a GET (the write still carries the body's
+    resourceVersion as its precondition, so a copy the watch has not brought up to date yet is
+    refused by the API server, never acted on). managedFields are dropped: nobody reads them
+    and they are most of a body."""
+
+    def __init__(self) -> None:
+        self._listener: WorkloadListener = _NOBODY
+        self._lock = threading.Lock()
+        self._bodies: dict[tuple[str, str, str], Json] = {}
+
+    def attach(self, listener: WorkloadListener) -> None:
+        """Who hears of each change: the goals' watch, made after the drivers that read here."""
+        self._listener = listener
+
+    def get(self, plural: str, namespace: str, name: str) -> Json | None:
+        with self._lock:
+            return self._bodies.get((plural, namespace, name))
+
+    def seen(self, plural: str, namespace: str, body: Mapping[str, object], *, first: bool) -> None:
+        meta = body.get("metadata")
+        if isinstance(meta, Mapping):
+            kept = {k: v for k, v in meta.items() if k != "managedFields"}
+            with self._lock:
+                self._bodies[(plural, namespace, str(meta.get("name")))] = {
+                    **body,
+                    "metadata": kept,
+                }
+        self._listener.seen(plural, namespace, body, first=first)
+
+    def gone(self, plural: str, namespace: str, name: str) -> None:
+        with self._lock:
+            self._bodies.pop((plural, namespace, name), None)
+        self._listener.gone(plural, namespace, name)
+
+    def forget(self, plural: str, namespace: str) -> None:
+        with self._lock:
+            for key in [k for k in self._bodies if k[:2] == (plural, namespace)]:
+                del self._bodies[key]
+        self._listener.forget(plural, namespace)
+
+
 #: A client's list call for one kind in a namespace (with ``watch=True``, its watch).
 _Lister = Callable[..., object]
 

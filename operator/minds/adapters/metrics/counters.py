@@ -11,13 +11,14 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from minds.domain.intentions import IntentionStatus, intention_event_type
 from minds.domain.ledger import EventRecord
 from minds.domain.metrics import catalogue as m
 from minds.domain.metrics.catalogue import CATALOGUE, MetricSpec, MetricType, Scope
 from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
+from minds.domain.workqueue import QueueState
 
 #: The kinds kopf runs handlers for.
 KINDS: Final = (MIND, PLAN, APPROVAL, CAPABILITY_GRANT)
@@ -32,15 +33,37 @@ EVENT_COUNTERS: Final[Mapping[str, MetricSpec]] = {
 KOPF_OBJECTS_LOGGER: Final = "kopf.objects"
 
 
-def _counter(spec: MetricSpec, registry: CollectorRegistry) -> Counter | Histogram:
+Metric = Counter | Histogram | Gauge
+
+
+def _counter(spec: MetricSpec, registry: CollectorRegistry) -> Metric:
     return Counter(spec.name, spec.help, spec.labels, registry=registry)
 
 
-def _histogram(spec: MetricSpec, registry: CollectorRegistry) -> Counter | Histogram:
+def _histogram(spec: MetricSpec, registry: CollectorRegistry) -> Metric:
     return Histogram(spec.name, spec.help, spec.labels, registry=registry, buckets=spec.buckets)
 
 
-_BUILDERS: Final = {MetricType.COUNTER: _counter, MetricType.HISTOGRAM: _histogram}
+def _gauge(spec: MetricSpec, registry: CollectorRegistry) -> Metric:
+    return Gauge(spec.name, spec.help, spec.labels, registry=registry)
+
+
+_BUILDERS: Final = {
+    MetricType.COUNTER: _counter,
+    MetricType.HISTOGRAM: _histogram,
+    MetricType.GAUGE: _gauge,
+}
+
+#: The work queue's metrics, each labelled by the kind of work alone.
+_BY_WORK: Final = (
+    m.RETRIES,
+    m.QUEUE_DEPTH,
+    m.QUEUE_ADDS,
+    m.QUEUE_LATENCY,
+    m.WORK_DURATION,
+    m.UNFINISHED_WORK,
+    m.LONGEST_RUNNING,
+)
 
 
 class ProcessMetrics(logging.Handler):
@@ -57,8 +80,9 @@ class ProcessMetrics(logging.Handler):
         for kind in KINDS:
             errors.labels(kind.kind)
         # Each kind of work starts at 0 too, so the first retry is an increase.
-        for work in m.RETRIED_WORK:
-            self._metrics[m.RETRIES].labels(work)
+        for spec in _BY_WORK:
+            for work in m.RETRIED_WORK:
+                self._metrics[spec].labels(work)
 
     def know_minds(self, minds: Iterable[tuple[str, str]]) -> None:
         """Start every Mind's per-Mind counters at 0: a Mind's first replan is then an
@@ -69,7 +93,7 @@ class ProcessMetrics(logging.Handler):
             for namespace, mind in known:
                 counter.labels(namespace, mind)
 
-    def __getitem__(self, spec: MetricSpec) -> Counter | Histogram:
+    def __getitem__(self, spec: MetricSpec) -> Metric:
         return self._metrics[spec]
 
     def _inc(self, spec: MetricSpec, *labels: str) -> None:
@@ -99,10 +123,34 @@ class ProcessMetrics(logging.Handler):
     def woken(self, namespace: str, mind: str, reason: str) -> None:
         self._inc(m.EARLY_WAKEUPS, namespace, mind, reason)
 
-    # -- the controller's retries -------------------------------------------------------------
+    # -- the controller's work queue ----------------------------------------------------------
 
-    def retried(self, work: str) -> None:
+    def retried(self, work: str, kind: str) -> None:
+        """Work failed and is set to be tried again: a reconcile error of the ``kind`` it was
+        about, as kopf's own failures are."""
         self._inc(m.RETRIES, work)
+        self._inc(m.RECONCILE_ERRORS, kind)
+
+    def added(self, work: str) -> None:
+        self._inc(m.QUEUE_ADDS, work)
+
+    def taken(self, work: str, waited: float) -> None:
+        self._observe(m.QUEUE_LATENCY, waited, work)
+
+    def worked(self, work: str, seconds: float) -> None:
+        self._observe(m.WORK_DURATION, seconds, work)
+
+    def queue_state(self, state: QueueState) -> None:
+        """The queue as it is now, every kind of work told (0 when it has none)."""
+        for spec, values in (
+            (m.QUEUE_DEPTH, state.depth),
+            (m.UNFINISHED_WORK, state.unfinished),
+            (m.LONGEST_RUNNING, state.longest),
+        ):
+            gauge = self._metrics[spec]
+            assert isinstance(gauge, Gauge)
+            for work in m.RETRIED_WORK:
+                gauge.labels(work).set(values.get(work, 0))
 
     # -- the ledger's LedgerObserver ------------------------------------------------------------
 

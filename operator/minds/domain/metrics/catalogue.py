@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
+from minds.domain.workqueue import Work
+
 #: The only label names a metric may carry.
 LABELS: Final = frozenset(
     {
@@ -175,20 +177,59 @@ EARLY_WAKEUPS = _process(
 RECONCILE_ERRORS = _process(
     "reconcile_errors_total",
     MetricType.COUNTER,
-    "Handler and daemon failures by resource kind.",
+    "Failures of the controller's handlers (kopf's and the work queue's) by resource kind.",
     "kind",
 )
-#: The values of RETRIES's ``work`` label: what the controller tries again after a failure
-#: (``minds.controller.retrying``).
-ADMISSION_WORK: Final = "admission"
-DECISION_WORK: Final = "decision"
-EXPIRY_WORK: Final = "expiry"
-RETRIED_WORK: Final = (ADMISSION_WORK, DECISION_WORK, EXPIRY_WORK)
+#: The values of the ``work`` label: the kinds of work of the controller's one queue
+#: (``minds.controller.queue``).
+RETRIED_WORK: Final = tuple(work.value for work in Work)
 RETRIES = _process(
     "retries_total",
     MetricType.COUNTER,
-    "Work that failed and was set to be tried again, by what work (admission of a Plan, "
-    "decision or expiry of an Approval).",
+    "Work that failed and was set to be tried again, by what work (a Mind's cycle, admission "
+    "or tick of a Plan, decision or expiry of an Approval, ...).",
+    "work",
+)
+#: A handler's run takes milliseconds when it reads only the watch, seconds when it acts or a
+#: Mind's cycle asks a model.
+WORK_BUCKETS: Final = (0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 60.0)
+QUEUE_DEPTH = _process(
+    "workqueue_depth",
+    MetricType.GAUGE,
+    "Work ready to run and not yet taken by a worker.",
+    "work",
+)
+QUEUE_ADDS = _process(
+    "workqueue_adds_total",
+    MetricType.COUNTER,
+    "Work added to the queue (an add of work that is already waiting is not counted).",
+    "work",
+)
+QUEUE_LATENCY = _process(
+    "workqueue_queue_duration_seconds",
+    MetricType.HISTOGRAM,
+    "Time work waited, ready, before a worker took it.",
+    "work",
+    buckets=WORK_BUCKETS,
+)
+WORK_DURATION = _process(
+    "workqueue_work_duration_seconds",
+    MetricType.HISTOGRAM,
+    "Time a handler took to run.",
+    "work",
+    buckets=WORK_BUCKETS,
+)
+UNFINISHED_WORK = _process(
+    "workqueue_unfinished_work_seconds",
+    MetricType.GAUGE,
+    "Seconds of work being run and not yet finished, summed over the handlers running now "
+    "(a large value with few workers busy is a stuck handler).",
+    "work",
+)
+LONGEST_RUNNING = _process(
+    "workqueue_longest_running_processor_seconds",
+    MetricType.GAUGE,
+    "How long the longest-running handler of the work has been running.",
     "work",
 )
 LEDGER_ERRORS = _process(
@@ -225,6 +266,12 @@ CATALOGUE: Final[tuple[MetricSpec, ...]] = (
     EARLY_WAKEUPS,
     RECONCILE_ERRORS,
     RETRIES,
+    QUEUE_DEPTH,
+    QUEUE_ADDS,
+    QUEUE_LATENCY,
+    WORK_DURATION,
+    UNFINISHED_WORK,
+    LONGEST_RUNNING,
     LEDGER_ERRORS,
     LEDGER_WRITE,
 )

@@ -37,6 +37,7 @@ from pydantic import AwareDatetime
 from minds.domain.base import Model
 from minds.domain.capabilities.authority import AuthorityDecision, Stage
 from minds.domain.intentions import IntentionRecord, IntentionStatus
+from minds.domain.ledger import idempotency_key
 from minds.domain.planning.strategies import ASSUMPTION_MIN_CONFIDENCE
 from minds.domain.resources.mind import PolicyDecision
 from minds.domain.volition.decisions import DecisionKind, VolitionDecision
@@ -80,6 +81,17 @@ FAILURE_TRIGGERS: Final = (
     ("approval withdrawn", Trigger.EXPIRED_APPROVAL),
     ("expectation failed", Trigger.FAILED_EXPECTATION),
 )
+
+
+#: The ledger row that answers a plan's trigger: at most one per plan, trigger and what the
+#: trigger is once per (a budget's count, say).
+RECONSIDERED: Final = "plan_reconsidered"
+
+
+def answer_key(plan_uid: str, trigger: Trigger, once_per: tuple[str, ...] = ()) -> str:
+    """The idempotency key of the row that answered ``trigger`` for the plan of ``plan_uid``:
+    whoever reads whether it was answered (the executor, the resumption rule) asks for it."""
+    return idempotency_key("plan", plan_uid, RECONSIDERED, trigger.value, *once_per)
 
 
 def trigger_of_failure(reason: str | None) -> Trigger:

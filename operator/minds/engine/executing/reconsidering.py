@@ -30,10 +30,12 @@ from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.domain.volition.reconsideration import (
     FAILURE_TRIGGERS,
+    RECONSIDERED,
     Reconsideration,
     ReconsiderationContext,
     Trigger,
     Verdict,
+    answer_key,
     reconsider,
 )
 from minds.domain.volition.resumption import Waiting
@@ -41,9 +43,8 @@ from minds.engine.conditional import write_status
 from minds.engine.decisions import record_decisions
 from minds.engine.executing.context import Deps
 from minds.engine.executing.journal import Notice, record
-from minds.engine.ports import Conflict, Journal, NotFound
+from minds.engine.ports import Conflict, NotFound
 
-RECONSIDERED = "plan_reconsidered"
 #: The ledger row of a plan whose intention resumed by rule (``reviewing``), keyed by why it
 #: waited (and, for a budget, the count it blocked on).
 RESUMED = "plan_resumed"
@@ -69,15 +70,7 @@ def answered(
     deps: Deps, body: dict[str, Any], trigger: Trigger, once_per: tuple[str, ...] = ()
 ) -> bool:
     """Whether this plan's ``trigger`` was answered already (its ``plan_reconsidered`` row)."""
-    return answered_in(deps.ledger, body["metadata"]["uid"], trigger, once_per)
-
-
-def answered_in(
-    ledger: Journal, uid: str, trigger: Trigger, once_per: tuple[str, ...] = ()
-) -> bool:
-    """``answered``, for the plan of ``uid``, read from ``ledger``."""
-    key = idempotency_key("plan", uid, RECONSIDERED, trigger.value, *once_per)
-    return ledger.event(key) is not None
+    return deps.ledger.event(answer_key(body["metadata"]["uid"], trigger, once_per)) is not None
 
 
 def resumed_anew(deps: Deps, body: dict[str, Any]) -> bool:
