@@ -28,8 +28,11 @@ COPY . /src
 # locked build backend builds the wheel (what a release publishes); the runtime virtualenv gets
 # the locked dependencies and the wheel, nothing else: no pip, no test extras, no build tools.
 # kubernetes/aio (the client's asyncio twin, 41 MB) goes: nothing imports it, kopf talks to the
-# API server itself. Byte-compiled here, because the runtime's root filesystem is read-only
-# and Python could not write its caches there (scripts/image-bytecode.py says which modules).
+# API server itself. scripts/image-pack.py prunes tests, stubs and C sources, zips the
+# pure-Python packages into one file on sys.path and byte-compiles what the commands import
+# (the runtime's root filesystem is read-only: Python could not write its caches there). The
+# compiled extensions and the libraries they bundle lose their symbol tables (strip, from
+# binutils, bookworm's, pinned: installed here from Debian's archive unless the base has it).
 SHELL ["/bin/sh", "-eu", "-c"]
 RUN python3 -c 'import sys, tomllib; v = tomllib.load(open("pyproject.toml", "rb"))["project"]["version"]; sys.exit(None if v == sys.argv[1] else f"--build-arg VERSION={sys.argv[1]!r}: the package is {v}")' "$VERSION" \
     && python3 -m venv /opt/build \
@@ -40,7 +43,11 @@ RUN python3 -c 'import sys, tomllib; v = tomllib.load(open("pyproject.toml", "rb
     && $pip install --quiet --no-compile --require-hashes --no-deps -r requirements/image.lock \
     && $pip install --quiet --no-compile --no-deps /wheels/*.whl \
     && rm -r "$(/opt/minds/bin/python -c 'import kubernetes, os; print(os.path.dirname(kubernetes.__file__))')/aio" \
-    && /opt/minds/bin/python scripts/image-bytecode.py
+    && /opt/minds/bin/python scripts/image-pack.py \
+    && if ! command -v strip >/dev/null; then \
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends binutils=2.40-2 >/dev/null; \
+    fi \
+    && find /opt/minds -type f \( -name '*.so' -o -name '*.so.*' \) -exec strip --strip-unneeded {} +
 
 FROM ${BASE_IMAGE}
 ARG VERSION=

