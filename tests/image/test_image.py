@@ -204,20 +204,22 @@ def test_the_image_config_runs_the_controller_as_a_numeric_user(image: str) -> N
 
 
 def test_two_builds_of_one_commit_are_one_image(
-    images: list[str], record_property: Callable[[str, object], None]
+    images: list[str], record_testsuite_property: Callable[[str, object], None]
 ) -> None:
     first, second = (_inspect(image) for image in images)
-    record_property("digests", f"{first['FromImageDigest']} {second['FromImageDigest']}")
+    record_testsuite_property(
+        "image_digests", f"{first['FromImageDigest']} {second['FromImageDigest']}"
+    )
     assert first["FromImageDigest"] == second["FromImageDigest"]
     assert first["FromImageID"] == second["FromImageID"]
 
 
 def test_the_image_is_at_most_its_bound(
-    image: str, record_property: Callable[[str, object], None]
+    image: str, record_testsuite_property: Callable[[str, object], None]
 ) -> None:
     layers = json.loads(_inspect(image)["Manifest"])["layers"]
     size = sum(layer["size"] for layer in layers)
-    record_property("size_bytes", size)  # in the JUnit report
+    record_testsuite_property("image_size_bytes", size)  # in the JUnit report
     assert size <= MAX_SIZE, f"{size / 1e6:.1f} MB > {MAX_SIZE / 1e6:.0f} MB"
 
 
