@@ -104,6 +104,27 @@ image-test: venv ## Build the image with buildah and run the CLI in it (slow; CI
 	MINDS_IMAGE_BASE=$${MINDS_IMAGE_BASE:-$$(bash scripts/image-base.sh)} $(BIN)/pytest tests/image -m image \
 		--junitxml=$(REPORTS)/image.xml
 
+# The image's dependencies, pinned with their hashes (the Dockerfile installs exactly these):
+# the runtime dependencies of pyproject.toml and its build backend, resolved for every Python
+# the package supports (markers where they differ), by uv in a virtualenv of its own.
+# `make lock` keeps the pins pyproject.toml still allows; `make lock LOCK_ARGS=--upgrade`
+# takes the newest.
+UV_VERSION := 0.13.9
+UV := .cache/lock-tools/bin/uv
+LOCK_ARGS ?=
+LOCK_COMPILE = $(UV) pip compile --quiet --universal --python-version 3.11 --generate-hashes \
+	--custom-compile-command 'make lock' $(LOCK_ARGS)
+
+$(UV):
+	$(PYTHON) -m venv .cache/lock-tools
+	.cache/lock-tools/bin/pip install --quiet uv==$(UV_VERSION)
+
+.PHONY: lock
+lock: $(UV) ## Regenerate requirements/image.lock and build.lock (hashed pins) from pyproject.toml.
+	$(LOCK_COMPILE) pyproject.toml -o requirements/image.lock
+	$(PYTHON) -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], sep="\n")' \
+		| $(LOCK_COMPILE) - -o requirements/build.lock
+
 .PHONY: bench
 bench: venv devcluster helm ## Benchmark the executor on a fresh devcluster; rewrites docs/benchmarks.md.
 	$(BIN)/pip install --quiet -e '.[bench]'

@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # Make the base image the image test builds on, and print its name.
 #
-#   scripts/image-base.sh            # prints localhost/minds-base:bookworm
+#   scripts/image-base.sh            # prints localhost/minds-base:bookworm-slim-<hash>
 #
 # No image registry is reachable where this project is built and tested, so the Dockerfile's
 # pinned base cannot be pulled here. This makes an equivalent one from Debian's own packages:
-# debootstrap a minimal bookworm with python3 and venv, then import it into buildah's storage.
-# Done once per machine (about two minutes); later calls only print the name. On Debian as
-# root, a missing buildah or debootstrap is installed first.
+# debootstrap a minimal bookworm with python3 and venv, drop what debian:bookworm-slim drops
+# (documentation but the copyright files, man pages, translations) and apt's lists, and the
+# parts of Python's standard library a server never imports: its own test suite (test/), the
+# Python 2 converter (lib2to3/) and pydoc's help topics (pydoc_data/), with their byte code.
+# The packages stay whole in the dpkg database (as for the documentation), so the base is a
+# Debian that scanners read; the files removed are listed in docs/install.md. Then import it
+# into buildah's storage: about 126 MB, like the pinned python slim base.
+# Done once per machine and version of this script (about two minutes: the name carries the
+# script's hash, so a changed script makes a new base); later calls only print the name. On
+# Debian as root, a missing buildah or debootstrap is installed first.
 set -euo pipefail
 
-name="${MINDS_IMAGE_BASE_NAME:-localhost/minds-base:bookworm}"
+version="$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-12)"
+name="${MINDS_IMAGE_BASE_NAME:-localhost/minds-base:bookworm-slim-$version}"
 
 if ! command -v buildah >/dev/null || ! command -v debootstrap >/dev/null; then
     if [[ $EUID -eq 0 ]] && command -v apt-get >/dev/null; then
@@ -42,7 +50,13 @@ trap cleanup EXIT
 
 debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates \
     bookworm "$root" >&2
-rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/* \
+    "$root"/usr/share/man/* "$root"/usr/share/info/* "$root"/usr/share/locale/* \
+    "$root"/var/cache/debconf/*-old "$root"/var/log/*
+find "$root"/usr/share/doc -mindepth 1 ! -type d ! -name copyright -delete
+find "$root"/usr/share/doc -mindepth 1 -type d -empty -delete
+rm -rf "$root"/usr/lib/python3.*/test "$root"/usr/lib/python3.*/lib2to3 \
+    "$root"/usr/lib/python3.*/pydoc_data
 
 container="$(buildah from scratch)"
 mount="$(buildah mount "$container")"
