@@ -30,12 +30,14 @@ from minds.domain.beliefs import (
 from minds.domain.errors import NotFound
 from minds.domain.executions import ExecutionOutcome, ExecutionRecord
 from minds.domain.intentions import (
+    INTENTION_FORMED,
     INTENTION_UPDATED,
     UNSET,
     IntentionRecord,
     IntentionStatus,
     Unset,
     intention_event_key,
+    intention_event_type,
     transitioned,
     updated,
 )
@@ -292,14 +294,39 @@ class FakeLedger:
         return self._intentions.get(intention_id)
 
     def form_intention(self, record: IntentionRecord) -> tuple[IntentionRecord, bool]:
+        if record.version != 1:
+            raise ValueError("an intention is formed at version 1")
         found = self._intentions.get(record.id)
         if found is not None:
             return found, False
+        if record.parent_id is not None and record.parent_id not in self._intentions:
+            # The real ledger's foreign key refuses it.
+            raise LookupError(f"parent intention {record.parent_id!r} is not in the ledger")
         parameters = record.means_parameters
         if parameters is not None:
             record = record.model_copy(update={"means_parameters": mask_secrets(parameters)})
         self._intentions[record.id] = record
+        formed = record.model_dump(
+            mode="json", exclude={"id", "namespace", "mind", "created_at", "updated_at"}
+        )
+        self._intention_event(record, INTENTION_FORMED, formed)
         return record, True
+
+    def _intention_event(
+        self, record: IntentionRecord, type_: str, payload: dict[str, JsonValue]
+    ) -> None:
+        self.append_event(
+            _entity_event(
+                record.namespace,
+                record.mind,
+                type_,
+                "Intention",
+                record.id,
+                payload,
+                record.updated_at,
+                intention_event_key(record.id, record.version),
+            )
+        )
 
     def _get(self, intention_id: str) -> IntentionRecord:
         found = self._intentions.get(intention_id)
@@ -312,9 +339,20 @@ class FakeLedger:
     ) -> IntentionRecord | None:
         # Masked before the comparison, as the real ledger does: a replay stays a replay.
         reason = None if reason is None else mask_note(reason)
-        after = transitioned(self._get(intention_id), status, reason, at)
-        if after is not None:
-            self._intentions[intention_id] = after
+        current = self._get(intention_id)
+        after = transitioned(current, status, reason, at)
+        if after is None or after.version == current.version:
+            return after
+        self._intentions[intention_id] = after
+        payload: dict[str, JsonValue] = {
+            "from": current.status.value,
+            "to": after.status.value,
+            "reason": after.reason,
+            "version": after.version,
+            "parent_id": after.parent_id,
+            "plan": after.plan,
+        }
+        self._intention_event(after, intention_event_type(after.status), payload)
         return after
 
     def update_intention(
@@ -338,17 +376,8 @@ class FakeLedger:
             for name in ("plan", "replans", "failed_strategies")
             if getattr(after, name) != getattr(current, name)
         }
-        self.append_event(
-            _entity_event(
-                after.namespace,
-                after.mind,
-                INTENTION_UPDATED,
-                "Intention",
-                after.id,
-                {"version": after.version, "changed": changed},
-                at,
-                intention_event_key(after.id, after.version),
-            )
+        self._intention_event(
+            after, INTENTION_UPDATED, {"version": after.version, "changed": changed}
         )
         self._intentions[intention_id] = after
         return after

@@ -29,10 +29,12 @@ from minds.domain.executions import (
     ExecutionStatus,
 )
 from minds.domain.intentions import (
+    INTENTION_FORMED,
     INTENTION_UPDATED,
     IntentionKind,
     IntentionRecord,
     IntentionStatus,
+    intention_event_type,
     intention_id,
 )
 from minds.domain.ledger import EventRecord, MindChange, MindRecord, SubjectRef
@@ -820,6 +822,42 @@ def test_an_intention_update_changes_only_what_is_given_and_once(ledger: Any) ->
          NOW + 3 * minute),
         ({"version": 4, "changed": {"plan": None}}, NOW + 4 * minute),
     ]  # fmt: skip
+
+
+def test_forming_and_moving_an_intention_are_told_once_each(ledger: Any) -> None:
+    """What the ledger's event chain says of an intention's life: formed at version 1 with
+    what it is, each move with where from and to, a replay nothing; a version other than 1 or
+    a parent the ledger does not hold is refused and tells nothing."""
+    record = _intention(str(uuid.uuid4()))
+    formed, new = ledger.form_intention(record)
+    assert new
+    assert formed.version == 1
+    assert ledger.form_intention(record) == (formed, False)
+    later = NOW + timedelta(minutes=1)
+    blocked = ledger.transition_intention(formed.id, IntentionStatus.BLOCKED, "waits", later)
+    assert ledger.transition_intention(formed.id, IntentionStatus.BLOCKED, "waits", later) == (
+        blocked
+    )
+    told = ledger.events(subject_uid=formed.id)
+    assert [(e.type, e.payload.get("version"), e.occurred_at) for e in told] == [
+        (INTENTION_FORMED, 1, NOW),
+        (intention_event_type(IntentionStatus.BLOCKED), 2, later),
+    ]
+    assert told[0].payload["status"] == IntentionStatus.ACTIVE.value
+    assert {k: told[1].payload[k] for k in ("from", "to", "reason")} == {
+        "from": IntentionStatus.ACTIVE.value,
+        "to": IntentionStatus.BLOCKED.value,
+        "reason": "waits",
+    }
+    with pytest.raises(ValueError, match="formed at version 1"):
+        ledger.form_intention(_intention(str(uuid.uuid4())).model_copy(update={"version": 2}))
+    orphan = _intention(str(uuid.uuid4())).model_copy(
+        update={"parent_id": intention_id("contract", "nobody")}
+    )
+    with pytest.raises(Exception, match=r"(?i)parent|foreign key"):
+        ledger.form_intention(orphan)
+    assert ledger.intention(orphan.id) is None
+    assert ledger.events(subject_uid=orphan.id) == []
 
 
 def test_evidence_moves_a_belief_once_per_key(ledger: Any) -> None:
