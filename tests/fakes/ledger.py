@@ -36,8 +36,10 @@ from minds.domain.intentions import (
     IntentionRecord,
     IntentionStatus,
     Unset,
+    formed_payload,
     intention_event_key,
     intention_event_type,
+    moved_payload,
     transitioned,
     updated,
 )
@@ -306,10 +308,7 @@ class FakeLedger:
         if parameters is not None:
             record = record.model_copy(update={"means_parameters": mask_secrets(parameters)})
         self._intentions[record.id] = record
-        formed = record.model_dump(
-            mode="json", exclude={"id", "namespace", "mind", "created_at", "updated_at"}
-        )
-        self._intention_event(record, INTENTION_FORMED, formed)
+        self._intention_event(record, INTENTION_FORMED, formed_payload(record))
         return record, True
 
     def _intention_event(
@@ -344,15 +343,9 @@ class FakeLedger:
         if after is None or after.version == current.version:
             return after
         self._intentions[intention_id] = after
-        payload: dict[str, JsonValue] = {
-            "from": current.status.value,
-            "to": after.status.value,
-            "reason": after.reason,
-            "version": after.version,
-            "parent_id": after.parent_id,
-            "plan": after.plan,
-        }
-        self._intention_event(after, intention_event_type(after.status), payload)
+        self._intention_event(
+            after, intention_event_type(after.status), moved_payload(current, after)
+        )
         return after
 
     def update_intention(

@@ -33,9 +33,11 @@ __all__ = [
     "IntentionStatus",
     "Unset",
     "can_transition",
+    "formed_payload",
     "intention_event_key",
     "intention_event_type",
     "intention_id",
+    "moved_payload",
     "transitioned",
     "updated",
 ]
@@ -181,3 +183,24 @@ def updated(
         return record
     changes.update(version=record.version + 1, updated_at=at)
     return record.model_copy(update=changes)
+
+
+def formed_payload(record: IntentionRecord) -> dict[str, JsonValue]:
+    """What the ledger's ``intention_formed`` row says of a new intention: all it is, but what
+    the row names by itself (its id, namespace, mind and times)."""
+    dumped: dict[str, JsonValue] = record.model_dump(
+        mode="json", exclude={"id", "namespace", "mind", "created_at", "updated_at"}
+    )
+    return dumped
+
+
+def moved_payload(before: IntentionRecord, after: IntentionRecord) -> dict[str, JsonValue]:
+    """What the ledger's row of an intention's move says: where from and to, and why."""
+    return {
+        "from": before.status.value,
+        "to": after.status.value,
+        "reason": after.reason,
+        "version": after.version,
+        "parent_id": after.parent_id,
+        "plan": after.plan,
+    }

@@ -28,8 +28,10 @@ from minds.domain.intentions import (
     IntentionRecord,
     IntentionStatus,
     Unset,
+    formed_payload,
     intention_event_key,
     intention_event_type,
+    moved_payload,
     transitioned,
     updated,
 )
@@ -60,7 +62,7 @@ class IntentionStore(SessionOwner):
             if inserted is None:
                 return _record(session.get_one(IntentionRow, record.id)), False
             stored = _record(inserted)
-            insert_event(session, _event(stored, INTENTION_FORMED, _formed_payload(stored)))
+            insert_event(session, _event(stored, INTENTION_FORMED, formed_payload(stored)))
             return stored, True
 
     def intention(self, intention_id: str) -> IntentionRecord | None:
@@ -85,15 +87,8 @@ class IntentionStore(SessionOwner):
             if after is None or after.version == current.version:
                 return after
             _apply(row, after)
-            payload: dict[str, JsonValue] = {
-                "from": current.status.value,
-                "to": after.status.value,
-                "reason": after.reason,
-                "version": after.version,
-                "parent_id": after.parent_id,
-                "plan": after.plan,
-            }
-            insert_event(session, _event(after, intention_event_type(after.status), payload))
+            moved = moved_payload(current, after)
+            insert_event(session, _event(after, intention_event_type(after.status), moved))
             return after
 
     def update_intention(
@@ -216,13 +211,6 @@ def _record(row: IntentionRow) -> IntentionRecord:
         created_at=row.created_at,
         updated_at=row.updated_at,
     )
-
-
-def _formed_payload(record: IntentionRecord) -> dict[str, JsonValue]:
-    dumped: dict[str, JsonValue] = record.model_dump(
-        mode="json", exclude={"id", "namespace", "mind", "created_at", "updated_at"}
-    )
-    return dumped
 
 
 def _event(record: IntentionRecord, type: str, payload: dict[str, JsonValue]) -> EventRecord:
