@@ -36,18 +36,21 @@ def capability_service(cluster, e2e_ledger):  # type: ignore[no-untyped-def]
     from datetime import UTC, datetime
 
     from minds.adapters.drivers import default_drivers
-    from minds.adapters.kube.client import KubeResources, api_client
+    from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
     from minds.domain.capabilities.registry import REGISTRY
-    from minds.engine.capability_service import CapabilityService
+    from minds.engine.assembly import EnginePorts, assemble
 
     api = api_client(str(cluster.controller_kubeconfig))
-    return CapabilityService(
-        resources=KubeResources(api),
-        ledger=e2e_ledger,
-        drivers=default_drivers(api),
-        clock=lambda: datetime.now(UTC),
-        registry=REGISTRY,
-    )
+    return assemble(
+        EnginePorts(
+            resources=KubeResources(api),
+            ledger=e2e_ledger,
+            events=KubeEvents(api),
+            drivers=default_drivers(api),
+            clock=lambda: datetime.now(UTC),
+            registry=REGISTRY,
+        )
+    ).capabilities
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
 from minds.adapters.ledger import Ledger
 from minds.domain.capabilities.registry import REGISTRY
 from minds.domain.resources.approval import Explanation
-from minds.engine.approval_service import ApprovalService
-from minds.engine.capability_service import CapabilityService, Invocation, Origin, OutcomeKind
+from minds.engine.assembly import EnginePorts, assemble
+from minds.engine.capability_service import Invocation, Origin, OutcomeKind
 from tests.e2e.executor_support import deployment, mind, workload
 from tests.fixtures.cluster import Cluster
 from tests.fixtures.waiting import eventually
@@ -54,28 +54,24 @@ def test_an_invocation_and_a_decision_are_told_once(
     )
     deployment(cluster, namespace)
     api = api_client(str(cluster.controller_kubeconfig))
-    resources = KubeResources(api)
     told = Told()
-    capabilities = CapabilityService(
-        resources=resources,
-        ledger=e2e_ledger,
-        drivers=default_drivers(api),
-        clock=utc_now,
-        registry=REGISTRY,
-        telemetry=told,
+    engine = assemble(
+        EnginePorts(
+            resources=KubeResources(api),
+            ledger=e2e_ledger,
+            events=KubeEvents(api),
+            drivers=default_drivers(api),
+            clock=utc_now,
+            registry=REGISTRY,
+            telemetry=told,
+        )
     )
+    capabilities, approvals = engine.capabilities, engine.approvals
     asked = capabilities.invoke(restart(namespace))
     assert asked.kind is OutcomeKind.PENDING
     assert asked.approval is not None
     assert told.invocations == [(namespace, "keeper", "service.restart", "pending")]
 
-    approvals = ApprovalService(
-        resources=resources,
-        ledger=e2e_ledger,
-        events=KubeEvents(api),
-        clock=utc_now,
-        telemetry=told,
-    )
     assert approvals.withdraw(namespace, asked.approval, "the workload recovered by itself")
     [(where, who, outcome, waited)] = told.decisions
     assert (where, who, outcome) == (namespace, "keeper", "withdrawn")

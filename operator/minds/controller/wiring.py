@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,13 +31,14 @@ from minds.domain.resources.mind import MindSpec
 from minds.domain.wakeups import WakeReason
 from minds.domain.workqueue import Work
 from minds.engine.approval_service import ApprovalService
+from minds.engine.assembly import EnginePorts, assemble, this_process
 from minds.engine.capability_service import CapabilityService
 from minds.engine.cycle import MindCycle
 from minds.engine.executor import Executor
 from minds.engine.grant_service import GrantService
 from minds.engine.mind_service import MindService
 from minds.engine.plan_service import PlanService
-from minds.engine.planning_service import PlanningService, Proposer
+from minds.engine.planning_service import Proposer
 from minds.engine.retention import PlanRetention
 
 log = logging.getLogger(__name__)
@@ -131,68 +130,32 @@ def build(config: ControllerConfig) -> Wiring:
         "capability prices: %s; approvals expire after %s", prices or "none", config.approval_ttl
     )
     bodies = WorkloadBodies()
-    capabilities = CapabilityService(
-        resources=resources,
-        ledger=ledger,
-        drivers=default_drivers(api, kubernetes=KubernetesDriver(api, watched=bodies.get)),
-        clock=utc_now,
-        registry=registry,
-        telemetry=metrics.process,
-        approval_ttl=config.approval_ttl,
-    )
-    minds = MindService(
-        resources=resources,
-        ledger=ledger,
-        events=events,
-        clock=utc_now,
-        capabilities=frozenset(registry.names()),
-        model_endpoints=config.model_endpoints.names(),
-        promises=capabilities.promises,
-    )
-    plans = PlanService(
-        resources=resources, ledger=ledger, events=events, clock=utc_now, registry=registry
-    )
-    approvals = ApprovalService(
-        resources=resources, ledger=ledger, events=events, clock=utc_now, telemetry=metrics.process
-    )
-    grants = GrantService(resources=resources, ledger=ledger, events=events, clock=utc_now)
-    planning = PlanningService(
-        resources=resources,
-        clock=utc_now,
-        registry=registry,
-        proposer=model_proposer(api, config.model_endpoints),
-    )
-    executor = Executor(
-        resources=resources,
-        ledger=ledger,
-        events=events,
-        capabilities=capabilities,
-        approvals=approvals,
-        planning=planning,
-        clock=utc_now,
-        registry=registry,
-        holder=f"{socket.gethostname()}-{os.getpid()}",
+    engine = assemble(
+        EnginePorts(
+            resources=resources,
+            ledger=ledger,
+            events=events,
+            drivers=default_drivers(api, kubernetes=KubernetesDriver(api, watched=bodies.get)),
+            clock=utc_now,
+            registry=registry,
+            proposer=model_proposer(api, config.model_endpoints),
+            telemetry=metrics.process,
+            approval_ttl=config.approval_ttl,
+            holder=this_process(),
+            model_endpoints=config.model_endpoints.names(),
+        )
     )
     return Wiring(
         metrics=metrics,
         ledger=ledger,
-        minds=minds,
-        plans=plans,
-        capabilities=capabilities,
-        approvals=approvals,
-        grants=grants,
-        executor=executor,
-        cycle=MindCycle(
-            resources=resources,
-            ledger=ledger,
-            capabilities=capabilities,
-            planning=planning,
-            approvals=approvals,
-            clock=utc_now,
-            registry=registry,
-            review_assumptions=executor.review_assumptions,
-        ),
-        retention=PlanRetention(resources=resources, ledger=ledger, clock=utc_now),
+        minds=engine.minds,
+        plans=engine.plans,
+        capabilities=engine.capabilities,
+        approvals=engine.approvals,
+        grants=engine.grants,
+        executor=engine.executor,
+        cycle=engine.cycle,
+        retention=engine.retention,
         store=store,
         events=events,
         bodies=bodies,

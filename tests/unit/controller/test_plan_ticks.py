@@ -19,10 +19,8 @@ from minds.controller.work import Plans
 from minds.domain.planning.model import PlanStatus
 from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
 from minds.domain.workqueue import Work
-from minds.engine.approval_service import ApprovalService
-from minds.engine.capability_service import CapabilityService
+from minds.engine.assembly import EnginePorts, assemble
 from minds.engine.executor import Executor, TickResult
-from minds.engine.planning_service import PlanningService
 from tests.fakes.clock import FakeClock
 from tests.unit.engine.harness import NAMESPACE, World
 
@@ -294,24 +292,14 @@ def test_a_round_of_safety_ticks_over_1000_open_plans_costs_no_request_and_no_qu
 
 
 def executor_over(world: World, resources: Any, ledger: Any) -> Executor:
-    clock: Callable[[], datetime] = world.clock
-    approvals = ApprovalService(
-        resources=resources, ledger=ledger, events=world.events, clock=clock
-    )
-    return Executor(
-        resources=resources,
-        ledger=ledger,
-        events=world.events,
-        capabilities=CapabilityService(
+    return assemble(
+        EnginePorts(
             resources=resources,
             ledger=ledger,
+            events=world.events,
             drivers=world.driver,
-            clock=clock,
+            clock=world.clock,
             registry=world.registry,
-        ),
-        approvals=approvals,
-        planning=PlanningService(resources=resources, clock=clock, registry=world.registry),
-        clock=clock,
-        registry=world.registry,
-        holder="bench",
-    )
+            holder="bench",
+        )
+    ).executor

@@ -15,11 +15,8 @@ from minds.domain.base import Model
 from minds.domain.capabilities.registry import REGISTRY, CapabilityRegistry
 from minds.domain.capabilities.results import DriverResult
 from minds.domain.resources.kinds import MIND, PLAN
-from minds.engine.approval_service import ApprovalService
-from minds.engine.capability_service import CapabilityService
+from minds.engine.assembly import Engine, EnginePorts, assemble
 from minds.engine.executor import Executor, TickResult
-from minds.engine.plan_service import PlanService
-from minds.engine.planning_service import PlanningService
 from tests.fakes.clock import FakeClock
 from tests.fakes.ledger import FakeLedger
 from tests.fakes.resources import FakeEvents, FakeResources
@@ -81,29 +78,22 @@ class World:
         spec = {"capabilityPolicy": [{"capability": "service.restart", "decision": "allow"}]}
         self.resources.create(MIND, NAMESPACE, {"metadata": {"name": "keeper"}, "spec": spec})
 
-    def executor(self, holder: str) -> Executor:
-        approvals = ApprovalService(
-            resources=self.resources, ledger=self.ledger, events=self.events, clock=self.clock
-        )
-        return Executor(
-            resources=self.resources,
-            ledger=self.ledger,
-            events=self.events,
-            capabilities=CapabilityService(
+    def engine(self, holder: str = "test") -> Engine:
+        """The engine's services over this world's fakes, as the controller assembles them."""
+        return assemble(
+            EnginePorts(
                 resources=self.resources,
                 ledger=self.ledger,
+                events=self.events,
                 drivers=self.driver,
                 clock=self.clock,
                 registry=self.registry,
-            ),
-            approvals=approvals,
-            planning=PlanningService(
-                resources=self.resources, clock=self.clock, registry=self.registry
-            ),
-            clock=self.clock,
-            registry=self.registry,
-            holder=holder,
+                holder=holder,
+            )
         )
+
+    def executor(self, holder: str) -> Executor:
+        return self.engine(holder).executor
 
     def plan(
         self, name: str, steps: list[dict[str, Any]], budget: dict[str, Any] | None = None
@@ -124,13 +114,7 @@ class World:
                 },
             },
         )
-        admission = PlanService(
-            resources=self.resources,
-            ledger=self.ledger,
-            events=self.events,
-            clock=self.clock,
-            registry=self.registry,
-        ).admit(NAMESPACE, name)
+        admission = self.engine().plans.admit(NAMESPACE, name)
         assert admission.result.ok, admission.result
 
     def steps(self, name: str) -> dict[str, str]:

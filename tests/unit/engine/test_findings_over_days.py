@@ -11,16 +11,12 @@ from datetime import timedelta
 from typing import Any
 
 from minds.domain.base import Model
-from minds.domain.capabilities.registry import REGISTRY
 from minds.domain.capabilities.results import DriverResult
 from minds.domain.intentions import IntentionKind
 from minds.domain.resources.kinds import MIND, PLAN
 from minds.domain.volition.findings import TAKEN_IN
 from minds.domain.volition.wants import WantOrigin
-from minds.engine.approval_service import ApprovalService
-from minds.engine.capability_service import CapabilityService
 from minds.engine.cycle import MindCycle
-from minds.engine.planning_service import PlanningService
 from tests.fakes.ledger import FakeLedger
 from tests.unit.engine.harness import NAMESPACE, WORKLOAD, FakeDriver, World, restart
 from tests.unit.engine.test_reconsidering_over_fakes import admit
@@ -97,26 +93,7 @@ def asking_world(
     }
     world.resources._objects[(MIND.plural, NAMESPACE, "keeper")]["spec"] = spec
     world.resources._objects[(MIND.plural, NAMESPACE, "keeper")]["metadata"]["uid"] = "mind-uid"
-    executor = world.executor("a")
-    cycle = MindCycle(
-        resources=world.resources,
-        ledger=world.ledger,
-        capabilities=CapabilityService(
-            resources=world.resources,
-            ledger=world.ledger,
-            drivers=driver,
-            clock=world.clock,
-            registry=REGISTRY,
-        ),
-        planning=PlanningService(resources=world.resources, clock=world.clock, registry=REGISTRY),
-        approvals=ApprovalService(
-            resources=world.resources, ledger=world.ledger, events=world.events, clock=world.clock
-        ),
-        clock=world.clock,
-        registry=REGISTRY,
-        review_assumptions=executor.review_assumptions,
-    )
-    return world, driver, cycle
+    return world, driver, world.engine("a").cycle
 
 
 def run_days(world: World, cycle: MindCycle, days: float = DAYS) -> None:

@@ -36,12 +36,8 @@ from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 from minds.domain.resources.mind import MindSpec
 from minds.domain.volition.commitments import CommitmentState
 from minds.domain.volition.wants import Want
-from minds.engine.approval_service import ApprovalService
-from minds.engine.capability_service import CapabilityService
-from minds.engine.cycle import OPEN_PLAN_PHASES, MindCycle
-from minds.engine.executor import Executor
-from minds.engine.plan_service import PlanService
-from minds.engine.planning_service import PlanningService
+from minds.engine.assembly import EnginePorts, assemble
+from minds.engine.cycle import OPEN_PLAN_PHASES
 from tests.fakes.clock import FakeClock
 from tests.fakes.ledger import FakeLedger
 from tests.fakes.resources import FakeEvents, FakeResources
@@ -152,37 +148,21 @@ class Simulation:
         spec.setdefault("approvers", {"groups": ["sre"]})
         self.resources.create(MIND, NS, {"metadata": {"name": NAME}, "spec": spec})
         resources, ledger, events, clock = self.resources, self.ledger, self.events, self.clock
-        capabilities = CapabilityService(
-            resources=resources, ledger=ledger, drivers=self.world, clock=clock, registry=REGISTRY
+        engine = assemble(
+            EnginePorts(
+                resources=resources,
+                ledger=ledger,
+                events=events,
+                drivers=self.world,
+                clock=clock,
+                registry=REGISTRY,
+                holder="simulated-controller",
+            )
         )
-        self.approvals = ApprovalService(
-            resources=resources, ledger=ledger, events=events, clock=clock
-        )
-        planning = PlanningService(resources=resources, clock=clock, registry=REGISTRY)
-        self.plans = PlanService(
-            resources=resources, ledger=ledger, events=events, clock=clock, registry=REGISTRY
-        )
-        self.executor = Executor(
-            resources=resources,
-            ledger=ledger,
-            events=events,
-            capabilities=capabilities,
-            approvals=self.approvals,
-            planning=planning,
-            clock=clock,
-            registry=REGISTRY,
-            holder="simulated-controller",
-        )
-        self.mind = MindCycle(
-            resources=resources,
-            ledger=ledger,
-            capabilities=capabilities,
-            planning=planning,
-            approvals=self.approvals,
-            clock=clock,
-            registry=REGISTRY,
-            review_assumptions=self.executor.review_assumptions,
-        )
+        self.approvals = engine.approvals
+        self.plans = engine.plans
+        self.executor = engine.executor
+        self.mind = engine.cycle
 
     # -- running ---------------------------------------------------------------------------
 
