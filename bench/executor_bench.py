@@ -59,6 +59,7 @@ from bench.measure import (
 from bench.scale import ScaleResult, plot, scale_phase
 from bench.watch_latency import Changes, FirstSeen, Stream
 from bench.watch_latency import measure as measure_watch_latency
+from bench.watched import BurstResult, DetectionResult, detection_phase, running
 from minds.adapters.drivers.kubernetes import RESTARTED_AT
 from minds.adapters.kube.client import COMPONENT, api_client
 from minds.controller.workers import WORKERS
@@ -153,24 +154,49 @@ OPTIONS = (
     Option(
         "probe_plans",
         "BENCH_PROBE_PLANS",
-        20,
-        int,
-        "saturation probe: plans awaiting approval at once, all approved together (0: skip)",
+        "20,100",
+        str,
+        "saturation probe: plans awaiting approval at once, all approved together, one variant "
+        "per number, comma-separated ('' skips the probe)",
     ),
     Option(
         "probe_window",
         "BENCH_PROBE_WINDOW",
         45.0,
         float,
-        "saturation probe: how long after the decisions the plans have to complete, seconds",
+        "saturation probe: how long after the decisions the plans have to complete, seconds "
+        "(for 20 plans; a variant of more plans has proportionally longer)",
+    ),
+    Option(
+        "detections",
+        "BENCH_DETECTIONS",
+        10,
+        int,
+        "detection: trials, each a Mind at the default cycle whose watched Deployment gets the "
+        "fault label (0: skip)",
+    ),
+    Option(
+        "burst",
+        "BENCH_BURST",
+        20,
+        int,
+        "burst: changes to one watched workload within 2 s, counted in its Mind's cycles (0: skip)",
+    ),
+    Option(
+        "watched",
+        "BENCH_WATCHED",
+        100,
+        int,
+        "scale phase: healthy watched workloads (goals of active Minds) in place (0: none)",
     ),
     Option(
         "scale",
         "BENCH_SCALE",
         "10,100,1000",
         str,
-        "scale phase: numbers of open waiting plans to measure the idle controller at, "
-        "comma-separated ('' skips the phase)",
+        "scale phase: numbers of open waiting plans to measure the idle controller and the "
+        "read-only rounds at, comma-separated ('' skips the phase; add 5000 for the largest "
+        "level, which takes many minutes more)",
     ),
     Option("scale_window", "BENCH_SCALE_WINDOW", 60.0, float, "scale phase: idle window, seconds"),
     Option("poll", "BENCH_POLL_SECONDS", 0.05, float, "interval of status polls, seconds"),
@@ -188,8 +214,11 @@ class Params:
     approval_concurrency: int
     baseline_writes: int
     baseline_threads: int
-    probe_plans: int
+    probe_plans: str
     probe_window: float
+    detections: int
+    burst: int
+    watched: int
     scale: str
     scale_window: float
     poll: float
@@ -212,14 +241,20 @@ class Params:
             raise BenchError("BENCH_APPROVAL_CONCURRENCY must be at least 1")
         if self.baseline_writes < 0 or self.baseline_threads < 0:
             raise BenchError("BENCH_BASELINE_WRITES and BENCH_BASELINE_THREADS must be >= 0")
-        if not 0 <= self.probe_plans <= 100:
-            raise BenchError("BENCH_PROBE_PLANS must be between 0 and 100")
+        if any(not 1 <= n <= 100 for n in self.probe_sizes):
+            raise BenchError("BENCH_PROBE_PLANS must be numbers between 1 and 100")
+        if not 0 <= self.detections <= 30:
+            raise BenchError("BENCH_DETECTIONS must be between 0 and 30")
+        if not 0 <= self.burst <= 40:
+            raise BenchError("BENCH_BURST must be between 0 and 40 (changes within 2 s)")
+        if not 0 <= self.watched <= 300:
+            raise BenchError("BENCH_WATCHED must be between 0 and 300")
         if not 1 <= self.probe_window <= 600:
             raise BenchError("BENCH_PROBE_WINDOW must be between 1 and 600 seconds")
-        if any(n < 1 or n > 2000 for n in self.scale_levels) or self.scale_levels != sorted(
+        if any(n < 1 or n > 5000 for n in self.scale_levels) or self.scale_levels != sorted(
             self.scale_levels
         ):
-            raise BenchError("BENCH_SCALE must be increasing numbers between 1 and 2000")
+            raise BenchError("BENCH_SCALE must be increasing numbers between 1 and 5000")
         if not 5 <= self.scale_window <= 600:
             raise BenchError("BENCH_SCALE_WINDOW must be between 5 and 600 seconds")
         if not 0.005 <= self.poll <= 5:
@@ -232,10 +267,18 @@ class Params:
 
     @property
     def scale_levels(self) -> list[int]:
-        try:
-            return [int(x) for x in self.scale.split(",") if x.strip()]
-        except ValueError as exc:
-            raise BenchError("BENCH_SCALE must be comma-separated numbers") from exc
+        return _numbers(self.scale, "BENCH_SCALE")
+
+    @property
+    def probe_sizes(self) -> list[int]:
+        return _numbers(self.probe_plans, "BENCH_PROBE_PLANS")
+
+
+def _numbers(text: str, name: str) -> list[int]:
+    try:
+        return [int(x) for x in str(text).split(",") if x.strip()]
+    except ValueError as exc:
+        raise BenchError(f"{name} must be comma-separated numbers") from exc
 
 
 def parse_args(argv: list[str] | None = None) -> Params:
@@ -373,13 +416,15 @@ class Results:
     setup_seconds: float
     readonly: list[ReadOnlyResult]
     approvals: ApprovalResult | None
-    probe: ProbeResult | None
+    probes: list[ProbeResult]
     baselines: list[BaselineResult] = field(default_factory=list)
     scale: ScaleResult | None = None
     #: PATCH returned -> watch event arrived, seconds: the floor under any reaction.
     watch_latencies: list[float] = field(default_factory=list)
     #: The bare chain of round trips an approved action needs (bench/floor.py), same run.
     floor: Floor = field(default_factory=Floor)
+    detection: DetectionResult | None = None
+    burst: BurstResult | None = None
 
 
 # -- the running stack -----------------------------------------------------------------------
@@ -694,6 +739,21 @@ def list_plans(env: Env, namespace: str, selector: str = "") -> dict[str, dict[s
     return {item["metadata"]["name"]: item for item in found.get("items", [])}
 
 
+def plan_stream(
+    env: Env, namespace: str, seen: Callable[[str, dict[str, Any], float], None], **kw: Any
+) -> Stream:
+    """A watch on the Plans of ``namespace`` (not yet started: enter it)."""
+    return Stream(
+        env.admin.list_namespaced_custom_object,
+        PLAN.group,
+        PLAN.version,
+        namespace,
+        PLAN.plural,
+        seen=seen,
+        **kw,
+    )
+
+
 def create_plan(env: Env, body: dict[str, Any]) -> None:
     env.admin.create_namespaced_custom_object(
         PLAN.group,
@@ -736,7 +796,10 @@ def bench_world(env: Env, params: Params) -> int:
             "budget": {"invocations": budget},
             "capabilityPolicy": [{"capability": "service.restart", "decision": "approve"}],
             "attention": {
-                "maxOpenRequests": max(5, params.approval_concurrency, params.probe_plans)
+                # At most 100 (the Mind's schema): the largest probe asks that many at once.
+                "maxOpenRequests": min(
+                    100, max(5, params.approval_concurrency, *params.probe_sizes)
+                )
             },
         },
     )
@@ -887,15 +950,7 @@ def approval_phase(env: Env, params: Params) -> ApprovalResult:
     # Timed by watch: the step completed (the Plan), and the action itself (the Deployment's
     # restart annotation changing, which is what the approved restart does).
     done, acted = FirstSeen(_done), Changes(_restarted_at)
-    plan_watch = Stream(
-        env.admin.list_namespaced_custom_object,
-        PLAN.group,
-        PLAN.version,
-        ns,
-        PLAN.plural,
-        label_selector=f"{LABEL}=approval",
-        seen=done,
-    )
+    plan_watch = plan_stream(env, ns, done, label_selector=f"{LABEL}=approval")
     apps = client.AppsV1Api(env.admin.api_client)
     target = Stream(
         apps.list_namespaced_deployment, ns, field_selector=f"metadata.name={TARGET}", seen=acted
@@ -980,26 +1035,26 @@ def approval_phase(env: Env, params: Params) -> ApprovalResult:
 # -- phase 3: saturation probe ----------------------------------------------------------------
 
 
-def probe_phase(env: Env, params: Params) -> ProbeResult:
+def probe_phase(env: Env, params: Params, count: int) -> ProbeResult:
     """Many plans waiting on people at once: apply them together, approve every Approval as
     soon as it exists, and count what completes within the window. Never fails the run: a
     stall is the finding, and the controller is stopped right after anyway."""
     ns = NAMESPACE
-    count = params.probe_plans
-    names = [f"probe-{i:03d}" for i in range(count)]
+    kind = f"probe-{count}"
+    names = [f"probe{count}-{i:03d}" for i in range(count)]
+    window = params.probe_window * max(1.0, count / 20)
     print(f"bench: saturation probe: {count} restarts awaiting approval at once", flush=True)
     # One workload a plan: the probe measures how many approved actions run at once, and one
     # writing action per workload at a time is the rule (docs/execution.md), so plans on one
-    # workload would measure that rule instead.
+    # workload would measure that rule instead. The world rolls them out.
+    running(env, ns, names, max(params.timeout, 2.0 * count))
     for name in names:
-        workload(env, ns, name)
-    for name in names:
-        create_plan(env, plan_object(ns, name, restart_steps(ns, name), 20, "probe"))
+        create_plan(env, plan_object(ns, name, restart_steps(ns, name), 20, kind))
     tracks = {n: Track(name=n, created=time.monotonic()) for n in names}
-    raise_deadline = deadline_after(min(params.timeout, 60.0))
+    raise_deadline = deadline_after(min(params.timeout, 60.0 * max(1.0, count / 20)))
     while time.monotonic() < raise_deadline:
         env.ensure_controller()
-        plans = list_plans(env, ns, f"{LABEL}=probe")
+        plans = list_plans(env, ns, f"{LABEL}={kind}")
         for name, track in tracks.items():
             steps = ((plans.get(name) or {}).get("status") or {}).get("steps") or [{}]
             ref = steps[0].get("approvalRef")
@@ -1010,10 +1065,10 @@ def probe_phase(env: Env, params: Params) -> ProbeResult:
         if all(t.decided is not None for t in tracks.values()):
             break
         time.sleep(params.poll)
-    window_end = deadline_after(params.probe_window)
+    window_end = deadline_after(window)
     while time.monotonic() < window_end:
         env.ensure_controller()
-        plans = list_plans(env, ns, f"{LABEL}=probe")
+        plans = list_plans(env, ns, f"{LABEL}={kind}")
         seen = time.monotonic()
         for name, track in tracks.items():
             steps = ((plans.get(name) or {}).get("status") or {}).get("steps") or [{}]
@@ -1044,14 +1099,14 @@ def probe_phase(env: Env, params: Params) -> ProbeResult:
         time.sleep(max(params.poll, 0.2))
         phases = shown()
     where: dict[str, int] = {}
-    for item in list_plans(env, ns, f"{LABEL}=probe").values():
+    for item in list_plans(env, ns, f"{LABEL}={kind}").values():
         status = item.get("status") or {}
         state = ((status.get("steps") or [{}])[0]).get("status")
         key = f"{status.get('phase', 'no status')}/{state or '-'}"
         where[key] = where.get(key, 0) + 1
     return ProbeResult(
         plans=count,
-        window=params.probe_window,
+        window=window,
         raised=sum(1 for t in tracks.values() if t.raised is not None),
         decided=sum(1 for t in tracks.values() if t.decided is not None),
         pending=sum(1 for p in phases if p),
@@ -1211,14 +1266,29 @@ def run(params: Params, state_dir: Path) -> Results:
                 ),
                 flush=True,
             )
-        probe = probe_phase(env, params) if params.probe_plans > 0 else None
-        if probe is not None:
+        detection, burst = (
+            detection_phase(env, params.detections, params.burst, max(params.timeout, 300.0))
+            if params.detections or params.burst
+            else (None, None)
+        )
+        probes = []
+        for count in params.probe_sizes:
+            probe = probe_phase(env, params, count)
+            probes.append(probe)
             print(
                 f"bench: probe: {len(probe.latencies)} of {probe.plans} approved plans completed "
                 f"within {probe.window:.0f} s",
                 flush=True,
             )
         env.sampler.stop()
+
+        def throughput(level: int) -> list[float]:
+            """The read-only rounds again, with ``level`` plans open in the namespace."""
+            return [
+                readonly_round(env, params, 100 * level + r, budget).steps_per_second
+                for r in range(1, params.rounds + 1)
+            ]
+
         scale = (
             scale_phase(
                 env,
@@ -1227,6 +1297,9 @@ def run(params: Params, state_dir: Path) -> Results:
                 params.scale_levels,
                 params.scale_window,
                 max(params.timeout, 900.0),
+                watched=params.watched,
+                watched_cycle=MIND_CYCLE_SECONDS,
+                throughput=throughput,
             )
             if params.scale_levels
             else None
@@ -1256,11 +1329,13 @@ def run(params: Params, state_dir: Path) -> Results:
             setup_seconds=setup,
             readonly=readonly,
             approvals=approvals,
-            probe=probe,
+            probes=probes,
             baselines=baselines,
             scale=scale,
             watch_latencies=watch_latencies,
             floor=floor,
+            detection=detection,
+            burst=burst,
         )
     finally:
         env.sampler.stop()

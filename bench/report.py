@@ -21,9 +21,12 @@ from bench.executor_bench import (
 )
 from bench.measure import READ_VERBS, WRITE_VERBS, ApiCounters, percentile
 from bench.scale import render as render_scale
+from bench.watched import BURST_WINDOW, DEFAULT_CYCLE_SECONDS, DETECTION_DEADLINE
 
 Row = tuple[str, str]
 NAN = float("nan")
+#: The open plans the idle and flat-under-load targets are stated at.
+IDLE_LEVEL = 1000
 
 
 def _n(x: float, digits: int = 2) -> str:
@@ -195,7 +198,15 @@ class Numbers:
         self.floor_over_watch = _ratio(self.floor_p95, self.watch_p95)
         self.approval_over_floor = _ratio(self.p95, self.floor_p95)
         self.writes_per_step = self.per_step(self.all_writes)
-        self.scale_top = r.scale.points[-1] if r.scale and r.scale.points else None
+        points = r.scale.points if r.scale else []
+        # The idle targets are stated at 1,000 open plans (the largest level up to it).
+        upto = [pt for pt in points if pt.open_plans <= IDLE_LEVEL]
+        self.scale_top = upto[-1] if upto else (points[-1] if points else None)
+        self.scale_low = points[0] if points else None
+        self.flat = _ratio(
+            _median(self.scale_top.steps_per_second) if self.scale_top else NAN,
+            _median(self.scale_low.steps_per_second) if self.scale_low else NAN,
+        )
         finished = [c for c in (r.scale.restarts if r.scale else []) if c.state == "finished"]
         self.finished_restart = finished[0] if finished else None
         self.raised_p50 = percentile(ap.raised, 50) if ap else NAN
@@ -209,6 +220,9 @@ class Numbers:
             ) / m
             self.ap_events = ap.controller_events / m
             self.ap_all_events = aapi.total(resource="events", verbs=("POST",)) / m
+            self.ap_approval_status_writes = (
+                aapi.total(resource="approvals", subresource="status", verbs=("PUT", "PATCH")) / m
+            )
             self.ap_approval_patches = (
                 aapi.total(resource="approvals", subresource="", verbs=("PATCH",)) - ap.plans
             ) / m
@@ -217,6 +231,7 @@ class Numbers:
             )
         else:
             self.ap_plan_writes = self.ap_approval_writes = self.ap_events = NAN
+            self.ap_approval_status_writes = NAN
             self.ap_all_events = NAN
             self.ap_approval_patches = self.ap_plan_patches = NAN
 
@@ -265,16 +280,62 @@ def targets(r: Results, n: Numbers) -> list[Row]:
             "approval -> execution p95 <= 5 x PATCH -> watch event p95",
             f"{_n(n.approval_over_watch, 1)} x: {_met(_check(n.approval_over_watch, 5))}",
         ),
+        (
+            "approval -> execution p95 <= 1.5 x the bare chain's p95",
+            f"{_n(n.approval_over_floor, 2)} x: {_met(_check(n.approval_over_floor, 1.5))}",
+        ),
+        (
+            "the bare chain's p95 <= 8 x PATCH -> watch event p95",
+            f"{_n(n.floor_over_watch, 1)} x: {_met(_check(n.floor_over_watch, 8))}",
+        ),
+        (
+            "Approval status writes per approved plan <= 2",
+            f"{_n(n.ap_approval_status_writes, 1)}: {_met(_check(n.ap_approval_status_writes, 2))}",
+        ),
+        (
+            "Events per approved plan <= 4 (the controller's)",
+            f"{_n(n.ap_events, 1)}: {_met(_check(n.ap_events, 4))}",
+        ),
     ]
+    for pr in r.probes:
+        out.append(
+            (
+                f"saturation probe: {pr.plans} approved at once complete",
+                f"{len(pr.latencies)} of {pr.plans}: {_met(len(pr.latencies) == pr.plans)}",
+            )
+        )
+    d = r.detection
+    if d is not None:
+        p95 = percentile(d.latencies, 95) if not d.missed else NAN
+        value = (
+            f"p50 {_s(percentile(d.latencies, 50))}, p95 {_s(p95)} ({len(d.latencies)} of "
+            f"{d.trials} trials)"
+        )
+        out.append(
+            (
+                "detection: fault label on a watched Deployment -> its Mind's Plan, p95 <= 3 s "
+                f"at the default {DEFAULT_CYCLE_SECONDS} s cycle",
+                f"{value}: {_met(False if d.missed else _check(p95, 3.0))}",
+            )
+        )
+    b = r.burst
+    if b is not None:
+        out.append(
+            (
+                f"burst: {b.changes} changes to a watched workload within 2 s cost <= 2 cycles",
+                f"{b.cycles} cycles ({b.changes} changes in {b.span:.2f} s): {_met(b.cycles <= 2)}",
+            )
+        )
     top = n.scale_top
     if top is not None:
+        with_watched = f" and {top.watched} healthy watched workloads" if top.watched else ""
         out += [
             (
-                f"{top.open_plans} open waiting plans: <= 1 API request/s while idle",
+                f"{top.open_plans} open waiting plans{with_watched}: <= 1 API request/s while idle",
                 f"{top.requests_per_second:.2f}: {_met(top.requests_per_second <= 1)}",
             ),
             (
-                f"{top.open_plans} open waiting plans: <= 2% of one core while idle",
+                f"{top.open_plans} open waiting plans{with_watched}: <= 2% of one core while idle",
                 f"{100 * top.cpu_core_fraction:.2f}%: {_met(top.cpu_core_fraction <= 0.02)}",
             ),
             (
@@ -282,6 +343,24 @@ def targets(r: Results, n: Numbers) -> list[Row]:
                 f"{_mib(top.rss_bytes)}: {_met(top.rss_bytes <= 300 * 2**20)}",
             ),
         ]
+        low = n.scale_low
+        if low is not None and low is not top and top.steps_per_second:
+            out.append(
+                (
+                    f"read-only steps/s with {top.open_plans} plans open >= 0.8 x with "
+                    f"{low.open_plans} open",
+                    f"{_n(n.flat, 2)} x ({_n(_median(top.steps_per_second), 1)} / "
+                    f"{_n(_median(low.steps_per_second), 1)}): {_met(_check(n.flat, 0.8, False))}",
+                )
+            )
+        if top.rss_running:
+            out.append(
+                (
+                    f"controller RSS <= 400 MiB while the read-only rounds run with "
+                    f"{top.open_plans} plans open",
+                    f"{_mib(top.rss_running)}: {_met(top.rss_running <= 400 * 2**20)}",
+                )
+            )
     done = n.finished_restart
     if done is not None:
         # "No request per finished plan": what a restart costs must not grow with them.
@@ -430,8 +509,53 @@ def rows(r: Results) -> list[tuple[str, list[Row]]]:
                 ],
             )
         )
-    if r.probe is not None:
-        pr = r.probe
+    if r.detection is not None:
+        d = r.detection
+        woken = ", ".join(f"{k} {v:.0f}" for k, v in sorted(d.wakeups.items()) if v) or "none"
+        sections.append(
+            (
+                f"Detection: {d.trials} watched Deployments broken ({d.fault}), one Mind each at "
+                f"the default {DEFAULT_CYCLE_SECONDS} s cycle",
+                [
+                    (
+                        "**fault label sent -> the Mind's Plan seen by watch, p50 / p95**",
+                        f"{_s(percentile(d.latencies, 50))} / {_s(percentile(d.latencies, 95))}",
+                    ),
+                    ("&nbsp;&nbsp;max", _s(max(d.latencies) if d.latencies else NAN)),
+                    (
+                        "fault label sent -> the Deployment seen unavailable, p50 / p95",
+                        f"{_s(percentile(d.unavailable, 50))} / "
+                        f"{_s(percentile(d.unavailable, 95))}",
+                    ),
+                    (
+                        f"trials with no Plan within {DETECTION_DEADLINE:.0f} s",
+                        f"{d.missed} of {d.trials}",
+                    ),
+                    ("early wake-ups of their cycles, by what changed first", woken),
+                ],
+            )
+        )
+    if r.burst is not None:
+        b = r.burst
+        woken = ", ".join(f"{k} {v:.0f}" for k, v in sorted(b.wakeups.items()) if v) or "none"
+        sections.append(
+            (
+                f"Burst: {b.changes} changes to one watched workload within 2 s",
+                [
+                    (
+                        "changes sent (status writes to a StatefulSet)",
+                        f"{b.changes} in {b.span:.2f} s",
+                    ),
+                    (
+                        f"**its Mind's cycles from the burst's start to {b.window:.0f} s after** "
+                        "(ledger `cycle_completed` rows)",
+                        str(b.cycles),
+                    ),
+                    ("early wake-ups of its cycle, by what changed first", woken),
+                ],
+            )
+        )
+    for pr in r.probes:
         sections.append(
             (
                 f"Saturation probe: {pr.plans} restarts of {pr.plans} workloads awaiting approval "
@@ -660,8 +784,31 @@ def reading(r: Results) -> list[str]:
             f"Per approved plan the controller made {n.ap_plan_writes:.1f} Plan writes and "
             f"{n.ap_approval_writes:.1f} Approval writes."
         )
-    pr = r.probe
-    if pr is not None:
+    d = r.detection
+    if d is not None and d.latencies:
+        out.append(
+            f"**Detection.** {d.trials} Minds at the default {DEFAULT_CYCLE_SECONDS} s cycle, "
+            f"each with a goal on a Deployment of its own in the world (docs/world.md): the "
+            f"bench labelled the running Pods of one Deployment after another "
+            f"`minds.dev/fault={d.fault}` and the Mind's Plan arrived by watch "
+            f"{percentile(d.latencies, 50):.2f} s (p50) and {percentile(d.latencies, 95):.2f} s "
+            f"(p95) after the label was sent. Of that, the world took "
+            f"{percentile(d.unavailable, 50):.2f} s (p50) to show the Deployment unavailable "
+            "(the simulated kubelet failing readiness, then the Deployment's controller "
+            "writing its status); the rest is the goal's watch, the 250 ms settle of the "
+            "wake-up, the cycle and the Plan's creation. Without the wake-up the plan would "
+            f"wait for the next periodic cycle, up to {DEFAULT_CYCLE_SECONDS} s."
+        )
+    b = r.burst
+    if b is not None:
+        out.append(
+            f"**Burst.** {b.changes} changes to what a goal is judged on (the ready replicas of "
+            f"a StatefulSet, written by the bench, going down and up) within {b.span:.2f} s cost "
+            f"its Mind {b.cycles} cycle{'s' if b.cycles != 1 else ''} in the {b.window:.0f} s "
+            "from the burst's start (docs/execution.md: one when it starts, one after the 2 s "
+            "cooldown)."
+        )
+    for pr in r.probes:
         done = len(pr.latencies)
         if done < pr.plans:
             out.append(
@@ -684,13 +831,40 @@ def reading(r: Results) -> list[str]:
             f"writes) until quiet"
             for c in r.scale.restarts
         )
-        out.append(
-            f"**At rest.** With {rest.open_plans} plans open and waiting, the whole cluster "
-            f"served {rest.requests_per_second:.2f} API requests/s, the controller used "
-            f"{100 * rest.cpu_core_fraction:.2f}% of one core and held {_mib(rest.rss_bytes)}. "
-            f"Restarted, {restarts}: a restart lists each kind once and reads the rest from "
-            "its watch."
+        watched = (
+            f" and {rest.watched} healthy workloads watched as goals of active Minds (their "
+            f"cycles {r.scale.watched_cycle} s apart, so that the window holds the watches and "
+            "not the cycles, each of which reads every goal's workload)"
+            if rest.watched
+            else ""
         )
+        per_tick = (
+            f" It ran {rest.ticks / rest.window:.1f} plan ticks a second (the safety tick of "
+            f"each open plan), {rest.requests_per_tick:.4f} API requests and "
+            f"{1000 * rest.cpu_ms_per_tick:.0f} µs of CPU per tick."
+            if rest.ticks
+            else ""
+        )
+        out.append(
+            f"**At rest.** With {rest.open_plans} plans open and waiting{watched}, the whole "
+            f"cluster served {rest.requests_per_second:.2f} API requests/s, the controller used "
+            f"{100 * rest.cpu_core_fraction:.2f}% of one core and held {_mib(rest.rss_bytes)}."
+            f"{per_tick} Restarted, {restarts}: a restart lists each kind once and reads the "
+            "rest from its watch."
+        )
+        low = n.scale_low
+        if low is not None and rest.steps_per_second and low.steps_per_second:
+            levels = "; ".join(
+                f"{pt.open_plans} open: {_median(pt.steps_per_second):.1f} steps/s"
+                + (f", RSS {_mib(pt.rss_running)}" if pt.rss_running else "")
+                for pt in r.scale.points
+            )
+            out.append(
+                f"**Flat under load.** The read-only rounds ran again at each level, with the "
+                f"waiting plans open in the same namespace ({levels}): with {rest.open_plans} "
+                f"open they ran at {n.flat:.2f} times the rate with {low.open_plans}. A waiting "
+                "plan costs a comparison in memory every 15 s and no thread."
+            )
     out.append(
         f"**Memory.** The controller's RSS went from {_mib(n.rss_idle)} idle to "
         f"{_mib(n.rss_peak)} at peak with {p.plans} plans open at once "
@@ -770,7 +944,8 @@ def render_doc(r: Results, command: str, argv: str, plot_name: str | None = None
         "approves each as the `approver` user once the Approval "
         "is Pending, and measures from sending its decision to the step being "
         "`completed` arriving by a watch on the Plans (as the watch latency is timed).",
-        "3. **Saturation probe.** Many plans waiting on an approval at once, each restarting "
+        "3. **Saturation probe.** Many plans (20, then 100) waiting on an approval at once, "
+        "each restarting "
         "its own workload (one writing action per workload at a time is a rule, so plans on "
         f"one workload would measure that rule instead; the controller ticks plans in "
         f"{CONTROLLER_WORKERS} threads): the bench "
@@ -784,9 +959,19 @@ def render_doc(r: Results, command: str, argv: str, plot_name: str | None = None
         "5. **Watch latency.** The floor under any reaction: a plain PATCH of a ConfigMap "
         "nobody else touches, timed from sending it to a watcher receiving the event; the "
         "approval latency is read as a multiple of it.",
-        "6. **Scale.** The controller at rest with 10, 100 and 1,000 open plans that wait "
-        "(requests per second, CPU, memory over a quiet window), and the API requests a "
-        "restart makes with 1,000 open and with 1,000 finished plans in place.",
+        "6. **Scale.** The controller at rest with 10, 100 and 1,000 open plans that "
+        "wait (5,000 too with `BENCH_SCALE=10,100,1000,5000`), and healthy workloads "
+        "watched as goals of active Minds (requests per second, "
+        "CPU, memory and plan ticks over a quiet window); the read-only rounds again at each "
+        "level (steps per second, the controller's peak RSS); and the API requests a restart "
+        "makes with the open plans and with 1,000 finished plans in place.",
+        "7. **Detection.** Minds at the default 60 s cycle, each with a goal on a Deployment "
+        "of its own that runs in the devcluster's world (docs/world.md): the fault label on "
+        "the Deployment's running Pods, timed from sending it to the Mind's Plan arriving by "
+        "watch, one trial per Mind.",
+        "8. **Burst.** Changes to one watched workload (a StatefulSet whose status only the "
+        "bench writes) within two seconds, and its Mind's cycles counted in the ledger from "
+        f"the burst's start to {BURST_WINDOW:.0f} s after.",
         "",
         "The machine is shared and noisy: compare runs by the ratios to the baseline measured "
         "in the same run, not by absolute numbers.",

@@ -1,12 +1,17 @@
 """The scale phase of ``make bench``: what open and finished plans cost a controller at rest.
 
-For each level (10, 100, 1,000 open plans by default) the bench tops the namespace up with
-plans that wait a day (one ``wait`` step), lets the controller settle, and then measures over a
-quiet window: API requests per second (every resource request but watches, as the API server
-counts them), the controller's CPU as a fraction of one core, and its resident memory. Then it
-restarts the controller with all of them in place, and once more after the same number of
-plans has run to completion, counting the API requests the restart makes until the controller
-is quiet again: the number to compare with the number of plans.
+For each level (10, 100 and 1,000 open plans by default, 5,000 with ``BENCH_SCALE``) the bench
+tops the namespace up with plans that wait a day (one ``wait`` step), lets the controller
+settle, and then measures over a quiet window: API requests per second (every resource request
+but watches, as the API server counts them), the controller's CPU as a fraction of one core,
+its resident memory, and the plan ticks it ran (its ``minds_workqueue_work_duration_seconds``
+count for ``tick``), so that requests and CPU per tick can be read. Healthy watched workloads
+(goals of active Minds, bench/watched.py) are in place throughout. After the quiet window, at
+each level, the read-only rounds run again with those plans open: steps per second, and the
+controller's peak RSS while they run. Then the watched workloads go, and the bench restarts the
+controller with the open plans in place, and once more after (at most 1,000) plans have run to
+completion, counting the API requests the restart makes until the controller is quiet again:
+the number to compare with the number of plans.
 
 Nothing here synchronises by sleeping: the window is what is measured, and every wait for the
 controller is a wait for a condition with a deadline.
@@ -14,13 +19,16 @@ controller is a wait for a condition with a deadline.
 
 from __future__ import annotations
 
+import re
 import time
-from dataclasses import dataclass
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import psutil
 
-from bench.measure import READ_VERBS, WRITE_VERBS, ApiCounters, cpu_seconds, scrape
+from bench.measure import READ_VERBS, WRITE_VERBS, ApiCounters, RssSampler, cpu_seconds, scrape
 
 if TYPE_CHECKING:
     from bench.executor_bench import Env
@@ -29,19 +37,39 @@ if TYPE_CHECKING:
 WAIT_SECONDS = 86400
 #: Creating plans goes this many at a time (one request each); listing shows progress.
 CREATE_CHUNK = 50
+#: The restart with finished plans runs at most this many to completion first.
+FINISHED_PLANS = 1000
+#: The controller's count of plan ticks run (a tick answered from memory included).
+TICKS = "minds_workqueue_work_duration_seconds_count"
+_METRIC = re.compile(r"^(?P<name>[a-zA-Z_:][\w:]*)(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)")
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
-@dataclass(frozen=True)
+@dataclass
 class ScalePoint:
     open_plans: int
     window: float
     requests: int  # API requests (no watches) the whole cluster served in the window
     cpu_core_fraction: float  # the controller's CPU over the window, as a fraction of one core
     rss_bytes: int
+    ticks: int = 0  # plan ticks the controller ran in the window (from its metrics)
+    watched: int = 0  # healthy watched workloads in place
+    #: The read-only rounds run at this level, steps/s each, and the controller's peak RSS then.
+    steps_per_second: list[float] = field(default_factory=list)
+    rss_running: int = 0
 
     @property
     def requests_per_second(self) -> float:
         return self.requests / self.window if self.window else 0.0
+
+    @property
+    def requests_per_tick(self) -> float:
+        return self.requests / self.ticks if self.ticks else float("nan")
+
+    @property
+    def cpu_ms_per_tick(self) -> float:
+        cpu = self.cpu_core_fraction * self.window
+        return 1000 * cpu / self.ticks if self.ticks else float("nan")
 
 
 @dataclass(frozen=True)
@@ -57,6 +85,29 @@ class RestartCost:
 class ScaleResult:
     points: list[ScalePoint]
     restarts: list[RestartCost]
+    watched: int = 0
+    watched_cycle: int = 0  # seconds between the cycles of the watched workloads' Minds
+
+
+def controller_metrics(env: Env, name: str) -> list[tuple[dict[str, str], float]]:
+    """One metric of the controller's ``/metrics``: (labels, value) per sample."""
+    with urllib.request.urlopen(env.controller.metrics_url, timeout=30) as answer:  # noqa: S310
+        text = answer.read().decode()
+    found = []
+    for line in text.splitlines():
+        match = _METRIC.match(line)
+        if match is None or match.group("name") != name:
+            continue
+        found.append(
+            (dict(_LABEL.findall(match.group("labels") or "")), float(match.group("value")))
+        )
+    return found
+
+
+def ticks_run(env: Env) -> int:
+    return round(
+        sum(v for labels, v in controller_metrics(env, TICKS) if labels.get("work") == "tick")
+    )
 
 
 def requests_of(api: ApiCounters) -> int:
@@ -122,11 +173,13 @@ def _quiet(env: Env, limit: float) -> ApiCounters:
     return last
 
 
-def measure_idle(env: Env, open_plans: int, window: float) -> ScalePoint:
+def measure_idle(env: Env, open_plans: int, window: float, watched: int = 0) -> ScalePoint:
     pid = env.controller.pid
     api0, cpu0, t0 = scrape(env.kubeconfig), cpu_seconds(pid, children=False), time.monotonic()
+    ticks0 = ticks_run(env)
     time.sleep(window)  # the window itself is the measurement
     api1, cpu1, t1 = scrape(env.kubeconfig), cpu_seconds(pid, children=False), time.monotonic()
+    ticks1 = ticks_run(env)
     rss = psutil.Process(pid).memory_info().rss if pid else 0
     return ScalePoint(
         open_plans=open_plans,
@@ -134,6 +187,8 @@ def measure_idle(env: Env, open_plans: int, window: float) -> ScalePoint:
         requests=requests_of(api1 - api0),
         cpu_core_fraction=(cpu1 - cpu0) / (t1 - t0),
         rss_bytes=rss,
+        ticks=ticks1 - ticks0,
+        watched=watched,
     )
 
 
@@ -161,27 +216,62 @@ def restart_cost(env: Env, plans: int, state: str, limit: float) -> RestartCost:
 
 
 def scale_phase(
-    env: Env, namespace: str, mind: str, levels: list[int], window: float, timeout: float
+    env: Env,
+    namespace: str,
+    mind: str,
+    levels: list[int],
+    window: float,
+    timeout: float,
+    *,
+    watched: int = 0,
+    watched_cycle: int = 3600,
+    throughput: Callable[[int], list[float]] | None = None,
 ) -> ScaleResult:
+    """``throughput(level)`` runs the read-only rounds with ``level`` plans open and returns
+    their steps/s."""
+    from bench.watched import IDLE_NAMESPACE, remove_namespace, watched_world
+
     points: list[ScalePoint] = []
     made = 0
-    for level in levels:
-        names = [f"idle-{i:04d}" for i in range(made, level)]
-        print(f"bench: scale: {len(names)} more waiting plans ({level} open)", flush=True)
-        _top_up(env, namespace, names, lambda n: waiting_plan(namespace, n, mind, "idle"))
-        made = level
-        _settled(env, namespace, "minds.dev/bench=idle", level, frozenset({"waiting"}), timeout)
-        _quiet(env, timeout)
-        point = measure_idle(env, level, window)
-        print(
-            f"bench: scale: {level} open plans: {point.requests_per_second:.2f} requests/s, "
-            f"{100 * point.cpu_core_fraction:.2f}% of a core, {point.rss_bytes / 2**20:.0f} MiB",
-            flush=True,
-        )
-        points.append(point)
+    if watched:
+        watched_world(env, watched, watched_cycle, timeout)
+    sampler = RssSampler(env.controller.pid).start()
+    try:
+        for level in levels:
+            names = [f"idle-{i:04d}" for i in range(made, level)]
+            print(f"bench: scale: {len(names)} more waiting plans ({level} open)", flush=True)
+            _top_up(env, namespace, names, lambda n: waiting_plan(namespace, n, mind, "idle"))
+            made = level
+            _settled(env, namespace, "minds.dev/bench=idle", level, frozenset({"waiting"}), timeout)
+            _quiet(env, timeout)
+            point = measure_idle(env, level, window, watched)
+            print(
+                f"bench: scale: {level} open plans: {point.requests_per_second:.2f} requests/s, "
+                f"{100 * point.cpu_core_fraction:.2f}% of a core, "
+                f"{point.rss_bytes / 2**20:.0f} MiB, {point.ticks} ticks",
+                flush=True,
+            )
+            if throughput is not None:
+                since = time.monotonic()
+                point.steps_per_second.extend(throughput(level))
+                point.rss_running = sampler.peak(since)
+                print(
+                    f"bench: scale: {level} open plans: read-only steps/s "
+                    + ", ".join(f"{x:.1f}" for x in point.steps_per_second)
+                    + f"; controller RSS peak {point.rss_running / 2**20:.0f} MiB",
+                    flush=True,
+                )
+            points.append(point)
+    finally:
+        sampler.stop()
+    if watched:
+        # A restarted controller runs every Mind's cycle, which observes each goal: the restart
+        # is measured against plans alone.
+        remove_namespace(env, IDLE_NAMESPACE, timeout)
     restarts = [restart_cost(env, made, "open", timeout)]
     _report(restarts[-1])
     _clear(env, namespace, "minds.dev/bench=idle", timeout)
+    made = min(made, FINISHED_PLANS)
     names = [f"done-{i:04d}" for i in range(made)]
     print(f"bench: scale: {made} plans run to completion", flush=True)
     _top_up(env, namespace, names, lambda n: finished_plan(namespace, n, mind))
@@ -189,7 +279,9 @@ def scale_phase(
     _quiet(env, timeout)
     restarts.append(restart_cost(env, made, "finished", timeout))
     _report(restarts[-1])
-    return ScaleResult(points=points, restarts=restarts)
+    return ScaleResult(
+        points=points, restarts=restarts, watched=watched, watched_cycle=watched_cycle
+    )
 
 
 def _report(cost: RestartCost) -> None:
@@ -214,15 +306,28 @@ def _clear(env: Env, namespace: str, selector: str, timeout: float) -> None:
 
 def render(result: ScaleResult, plot_name: str | None) -> list[str]:
     """The doc's scale section: one row per level, the restarts, and the plot."""
+    import statistics
+
     lines = [
         "| Open waiting plans | API requests/s (idle) | Controller CPU (% of one core) "
-        "| Controller RSS |",
-        "|---:|---:|---:|---:|",
+        "| Controller RSS | Plan ticks/s | Requests per tick | CPU per tick "
+        "| Read-only steps/s, median (rounds) | Controller RSS, rounds running |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for p in result.points:
+        rates = p.steps_per_second
+        steps = (
+            f"{statistics.median(rates):.1f} ({', '.join(f'{x:.1f}' for x in rates)})"
+            if rates
+            else "n/a"
+        )
+        per_tick = "n/a" if not p.ticks else f"{p.requests_per_tick:.4f}"
+        cpu_tick = "n/a" if not p.ticks else f"{1000 * p.cpu_ms_per_tick:.0f} µs"
+        running = f"{p.rss_running / 2**20:.0f} MiB" if p.rss_running else "n/a"
         lines.append(
             f"| {p.open_plans} | {p.requests_per_second:.2f} | {100 * p.cpu_core_fraction:.2f} "
-            f"| {p.rss_bytes / 2**20:.0f} MiB |"
+            f"| {p.rss_bytes / 2**20:.0f} MiB | {p.ticks / p.window:.1f} | {per_tick} "
+            f"| {cpu_tick} | {steps} | {running} |"
         )
     lines += [
         "",
