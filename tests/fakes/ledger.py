@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
@@ -40,6 +40,7 @@ from minds.domain.intentions import (
     intention_event_key,
     intention_event_type,
     moved_payload,
+    statuses_of,
     transitioned,
     updated,
 )
@@ -380,7 +381,7 @@ class FakeLedger:
         *,
         namespace: str | None = None,
         mind: str | None = None,
-        status: IntentionStatus | None = None,
+        status: IntentionStatus | Collection[IntentionStatus] | None = None,
         parent_id: str | None = None,
     ) -> list[IntentionRecord]:
         """Oldest first, as the real ledger orders them: by when formed, not when stored."""
@@ -390,7 +391,7 @@ class FakeLedger:
                 for i in self._intentions.values()
                 if (namespace is None or i.namespace == namespace)
                 and (mind is None or i.mind == mind)
-                and (status is None or i.status is status)
+                and (status is None or i.status in statuses_of(status))
                 and (parent_id is None or i.parent_id == parent_id)
             ),
             key=lambda i: (i.created_at, i.id),

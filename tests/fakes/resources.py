@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import pickle
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from minds.adapters.kube.selectors import LabelSelector
@@ -51,6 +51,15 @@ class FakeResources:
             if plural == kind.plural
             and ns == namespace
             and selector.matches(body["metadata"].get("labels") or {})
+        ]
+
+    def select(
+        self, kind: Kind, namespace: str, match: Callable[[Mapping[str, Any]], bool]
+    ) -> list[dict[str, Any]]:
+        return [
+            _copied(body)
+            for (plural, ns, _), body in sorted(self._objects.items())
+            if plural == kind.plural and ns == namespace and match(body)
         ]
 
     def create(self, kind: Kind, namespace: str, body: dict[str, Any]) -> dict[str, Any]:

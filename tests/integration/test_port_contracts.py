@@ -235,6 +235,30 @@ def test_list_filters_by_label_selector(
     assert all(item["kind"] == "Plan" for item in listed)
 
 
+def test_select_keeps_what_matches_as_list_has_it_and_copies_it(
+    resources: tuple[ResourcePort, str],
+) -> None:
+    port, ns = resources
+    for name, team in (("a", "sre"), ("b", "dev"), ("c", "sre")):
+        port.create(PLAN, ns, _plan(name, {"team": team}))
+    seen: list[str] = []
+
+    def sre(body: Any) -> bool:
+        seen.append(body["metadata"]["name"])
+        return bool(body["metadata"].get("labels", {}).get("team") == "sre")
+
+    kept = port.select(PLAN, ns, sre)
+    assert sorted(seen) == ["a", "b", "c"]  # every object of the namespace is asked about
+    listed = {item["metadata"]["name"]: item for item in port.list(PLAN, ns, "team=sre")}
+    assert {item["metadata"]["name"]: item for item in kept} == listed
+    assert all(item["kind"] == "Plan" for item in kept)
+    kept[0]["spec"]["objective"] = "changed in hand"
+    assert port.get(PLAN, ns, kept[0]["metadata"]["name"])["spec"]["objective"] == (
+        "keep atlas-worker running"
+    )
+    assert port.select(PLAN, ns, lambda body: False) == []
+
+
 def test_delete_removes_only_the_incarnation_named(resources: tuple[ResourcePort, str]) -> None:
     port, ns = resources
     # The controller deletes only finished plans (controller-plan-deletion-policy.yaml).
@@ -786,6 +810,30 @@ def test_intentions_are_read_oldest_first_by_each_filter(ledger: Any) -> None:
     stored = {i.id: i for i in ledger.intentions(mind=mind)}
     assert "hunter2" not in str(stored[parent].means_parameters)
     assert "hunter2" not in str(stored[child].reason)
+
+
+def test_intentions_are_read_by_any_of_several_statuses(ledger: Any) -> None:
+    mind = f"keeper-{uuid.uuid4().hex[:8]}"
+    ids = []
+    for n, status in enumerate((IntentionStatus.BLOCKED, None, IntentionStatus.SUSPENDED)):
+        at = NOW + timedelta(minutes=n)
+        formed, _ = ledger.form_intention(
+            _intention(f"{mind}-{n}").model_copy(
+                update={"mind": mind, "created_at": at, "updated_at": at}
+            )
+        )
+        if status is not None:
+            ledger.transition_intention(formed.id, status, "why", at)
+        ids.append(formed.id)
+    blocked, active, suspended = ids
+
+    def read(status: Any) -> list[str]:
+        return [i.id for i in ledger.intentions(mind=mind, status=status)]
+
+    assert read({IntentionStatus.BLOCKED, IntentionStatus.ACTIVE}) == [blocked, active]
+    assert read(IntentionStatus.SUSPENDED) == [suspended]
+    assert read(frozenset()) == []
+    assert read(None) == [blocked, active, suspended]
 
 
 def test_an_intention_update_changes_only_what_is_given_and_once(ledger: Any) -> None:

@@ -12,6 +12,7 @@ from minds.domain.attention import (
     Open,
     PendingApproval,
     PlanAtHand,
+    may_ask,
     moves_attention,
     needs_attention,
 )
@@ -161,3 +162,33 @@ def test_only_a_move_that_may_change_what_needs_a_person_is_told(
     before: PlanStatus, after: PlanStatus, moves: bool
 ) -> None:
     assert moves_attention(before, after) is moves
+
+
+def test_the_plans_that_may_ask_are_all_the_condition_needs() -> None:
+    """Every phase with every kind of step, beside an intention blocked on each plan: the
+    condition computed from the plans ``may_ask`` keeps (read off the status as written) is
+    the condition computed from them all."""
+    plans = [
+        plan(
+            f"p-{phase.value}-{step.value}",
+            phase,
+            ("S1", step, "why"),
+            ("S2", StepStatus.PENDING, None),
+        )
+        for phase in PlanStatus
+        for step in StepStatus
+    ]
+    blocked = [
+        intention(IntentionStatus.BLOCKED, "waits", n=n).model_copy(update={"plan": p.name})
+        for n, p in enumerate(plans)
+    ]
+
+    def written(p: PlanAtHand) -> tuple[object, list[object]]:
+        dumped = p.status.model_dump(mode="json")
+        return dumped.get("phase"), [s.get("status") for s in dumped.get("steps") or []]
+
+    kept = [p for p in plans if may_ask(*written(p))]
+    assert 0 < len(kept) < len(plans)
+    every = needs_attention(held(blocked, plans), NOW)
+    assert needs_attention(held(blocked, kept), NOW) == every
+    assert every.status is ConditionStatus.TRUE

@@ -9,7 +9,7 @@ it names each: the message is the list, the reason the most pressing kind.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -71,6 +71,21 @@ def moves_attention(before: PlanStatus, after: PlanStatus) -> bool:
     if before is after:
         return False
     return before in ASKING or after in ASKING or after in _OVER
+
+
+_OVER_VALUES: Final = frozenset(p.value for p in _OVER)
+
+
+def may_ask(phase: object, step_statuses: Iterable[object]) -> bool:
+    """Whether a plan whose status shows ``phase`` and ``step_statuses`` (as written, before
+    they are parsed) can add to what its mind needs a person for: it awaits an Approval (its
+    intention's block is then no escalation), or it is not over and a step is blocked. Most
+    of a mind's plans cannot, and its condition is computed without parsing them."""
+    if phase == PlanStatus.AWAITING_APPROVAL.value:
+        return True
+    if phase in _OVER_VALUES:
+        return False
+    return any(status == StepStatus.BLOCKED.value for status in step_statuses)
 
 
 def _unverified(held: Open) -> list[str]:

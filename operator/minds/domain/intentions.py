@@ -10,7 +10,7 @@ Subordinate intentions (waiting for an approval, a grant) point at their parent 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from enum import Enum, StrEnum, auto
 from types import MappingProxyType
 from typing import Annotated, Final
@@ -38,6 +38,7 @@ __all__ = [
     "intention_event_type",
     "intention_id",
     "moved_payload",
+    "statuses_of",
     "transitioned",
     "updated",
 ]
@@ -64,6 +65,14 @@ class IntentionStatus(StrEnum):
 
 FINAL_STATUSES: Final = frozenset({IntentionStatus.FULFILLED, IntentionStatus.ABANDONED})
 LIVE_STATUSES: Final = frozenset(IntentionStatus) - FINAL_STATUSES
+
+
+def statuses_of(
+    status: IntentionStatus | Collection[IntentionStatus],
+) -> frozenset[IntentionStatus]:
+    """A filter's statuses: one, or any of several."""
+    return frozenset({status} if isinstance(status, IntentionStatus) else status)
+
 
 # Fulfilled and abandoned are final: a fulfilled intention that needs doing again is a new
 # intention, and an abandoned one is never revived behind the ledger's back.

@@ -8,13 +8,14 @@ follows the plan instead of lagging it by a cycle interval."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import suppress
 from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
 
-from minds.domain.attention import Open, PendingApproval, PlanAtHand, needs_attention
+from minds.domain.attention import Open, PendingApproval, PlanAtHand, may_ask, needs_attention
 from minds.domain.intentions import LIVE_STATUSES
 from minds.domain.resources.common import Condition, ConditionStatus, set_condition
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
@@ -32,32 +33,35 @@ def _plan(body: dict[str, Any]) -> PlanAtHand | None:
     return PlanAtHand(name=body["metadata"]["name"], status=status)
 
 
-def _of(body: dict[str, Any], mind: str) -> bool:
+def _of(body: Mapping[str, Any], mind: str) -> bool:
     return bool((body.get("spec") or {}).get("mind") == mind)
 
 
 def read_open(ledger: Intentions, resources: ResourceReader, namespace: str, mind: str) -> Open:
-    """The mind's live intentions, its Plans, and its Approvals still waiting for a decision."""
-    pending = (
-        a
-        for a in resources.list(APPROVAL, namespace)
-        if _of(a, mind) and (a.get("status") or {}).get("phase", "Pending") == "Pending"
-    )
-    plans = (p for p in resources.list(PLAN, namespace) if _of(p, mind))
+    """The mind's live intentions, its Plans that may ask a person something, and its
+    Approvals still waiting for a decision. Read after every plan that ends: only what can
+    matter is copied and parsed, so its cost follows what waits for a person, not how many
+    plans the namespace holds."""
+
+    def pending(body: Mapping[str, Any]) -> bool:
+        phase = (body.get("status") or {}).get("phase", "Pending")
+        return _of(body, mind) and phase == "Pending"
+
+    def asking(body: Mapping[str, Any]) -> bool:
+        status = body.get("status") or {}
+        steps = (step.get("status") for step in status.get("steps") or ())
+        return _of(body, mind) and may_ask(status.get("phase"), steps)
+
     return Open(
-        intentions=[
-            i
-            for i in ledger.intentions(namespace=namespace, mind=mind)
-            if i.status in LIVE_STATUSES
-        ],
-        plans=[p for p in (_plan(b) for b in plans) if p is not None],
+        intentions=ledger.intentions(namespace=namespace, mind=mind, status=LIVE_STATUSES),
+        plans=[p for p in map(_plan, resources.select(PLAN, namespace, asking)) if p is not None],
         approvals=[
             PendingApproval(
                 name=a["metadata"]["name"],
                 capability=str((a.get("spec") or {}).get("capability")),
                 target=str((a.get("spec") or {}).get("target")),
             )
-            for a in pending
+            for a in resources.select(APPROVAL, namespace, pending)
         ],
     )
 

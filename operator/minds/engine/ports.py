@@ -7,7 +7,7 @@ real adapters.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
@@ -126,7 +126,7 @@ class Intentions(IntentionReading, Protocol):
         *,
         namespace: str | None = None,
         mind: str | None = None,
-        status: IntentionStatus | None = None,
+        status: IntentionStatus | Collection[IntentionStatus] | None = None,
         parent_id: str | None = None,
     ) -> list[IntentionRecord]: ...
 
@@ -320,6 +320,15 @@ class ResourceReader(Protocol):
 
     def get(self, kind: Kind, namespace: str, name: str) -> dict[str, Any]:
         """The object as the API server has it now; raises NotFound."""
+        ...
+
+    # Before ``list``: in this class's scope the name ``list`` is that method.
+    def select(
+        self, kind: Kind, namespace: str, match: Callable[[Mapping[str, Any]], bool]
+    ) -> list[dict[str, Any]]:
+        """The objects of a kind in a namespace that ``match`` keeps, as ``list`` has them.
+        ``match`` reads each object as it is held and never changes it: a watch-fed cache then
+        copies only what is kept, so a reader that wants a few of many pays for the few."""
         ...
 
     def list(

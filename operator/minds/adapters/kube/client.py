@@ -7,7 +7,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -138,6 +138,11 @@ class KubeResources:
             _raise_mapped(exc, f"{kind.kind} {namespace}/{name}")
             raise
         return obj
+
+    def select(
+        self, kind: Kind, namespace: str, match: Callable[[Mapping[str, Any]], bool]
+    ) -> list[dict[str, Any]]:
+        return [item for item in self.list(kind, namespace) if match(item)]
 
     def list(
         self, kind: Kind, namespace: str, label_selector: str | None = None

@@ -145,6 +145,15 @@ class WatchStore:
             ]
         return [held.copy() for held in found]
 
+    def select(
+        self, plural: str, namespace: str, match: Callable[[Mapping[str, Any]], bool]
+    ) -> list[dict[str, Any]]:
+        """The objects of a kind in a namespace that ``match`` keeps, copied; the rest are
+        only read as held (``match`` must not change them)."""
+        with self._lock:
+            found = [held for (ns, _name), held in self._objects[plural].items() if ns == namespace]
+        return [held.copy() for held in found if match(held.body)]
+
     def objects(self, kind: Kind) -> list[Mapping[str, Any]]:
         """Every object of a kind, as held: not copied, for readers that only read (a metrics
         scrape). Safe to hold: the store replaces a body whole, it never changes one. Nothing
@@ -175,21 +184,27 @@ class WatchedResources:
             raise NotFound(f"{kind.kind} {namespace}/{name}")
         return body
 
+    def select(
+        self, kind: Kind, namespace: str, match: Callable[[Mapping[str, Any]], bool]
+    ) -> list[dict[str, Any]]:
+        if not self._store.watches(kind):
+            return self._api.select(kind, namespace, match)
+        return _typed(kind, self._store.select(kind.plural, namespace, match))
+
     def list(
         self, kind: Kind, namespace: str, label_selector: str | None = None
     ) -> list[dict[str, Any]]:
         if not self._store.watches(kind):
             return self._api.list(kind, namespace, label_selector)
         selector = LabelSelector.parse(label_selector or "")
-        items = [
-            body
-            for body in self._store.in_namespace(kind.plural, namespace)
-            if selector.matches((body.get("metadata") or {}).get("labels") or {})
-        ]
-        for item in items:
-            item.setdefault("apiVersion", f"{kind.group}/{kind.version}")
-            item.setdefault("kind", kind.kind)
-        return items
+        return _typed(
+            kind,
+            [
+                body
+                for body in self._store.in_namespace(kind.plural, namespace)
+                if selector.matches((body.get("metadata") or {}).get("labels") or {})
+            ],
+        )
 
     def create(self, kind: Kind, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
         created = self._api.create(kind, namespace, body)
@@ -235,3 +250,12 @@ class WatchedResources:
             self._store.observe(kind.plural, self._api.get(kind, namespace, name))
         except NotFound:
             self._store.forget(kind.plural, namespace, name)
+
+
+def _typed(kind: Kind, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """List items as the API server lists them, with their apiVersion and kind (callers post
+    Events about them)."""
+    for item in items:
+        item.setdefault("apiVersion", f"{kind.group}/{kind.version}")
+        item.setdefault("kind", kind.kind)
+    return items

@@ -9,7 +9,7 @@ writes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from pydantic import JsonValue
@@ -32,6 +32,7 @@ from minds.domain.intentions import (
     intention_event_key,
     intention_event_type,
     moved_payload,
+    statuses_of,
     transitioned,
     updated,
 )
@@ -131,17 +132,19 @@ class IntentionStore(SessionOwner):
         *,
         namespace: str | None = None,
         mind: str | None = None,
-        status: IntentionStatus | None = None,
+        status: IntentionStatus | Collection[IntentionStatus] | None = None,
         parent_id: str | None = None,
     ) -> list[IntentionRecord]:
-        """Intentions matching every given filter, oldest first."""
+        """Intentions matching every given filter (``status``: one, or any of several),
+        oldest first."""
         query = select(IntentionRow).order_by(IntentionRow.created_at, IntentionRow.id)
         if namespace is not None:
             query = query.where(IntentionRow.namespace == namespace)
         if mind is not None:
             query = query.where(IntentionRow.mind == mind)
         if status is not None:
-            query = query.where(IntentionRow.status == status.value)
+            statuses = statuses_of(status)
+            query = query.where(IntentionRow.status.in_([s.value for s in statuses]))
         if parent_id is not None:
             query = query.where(IntentionRow.parent_id == parent_id)
         with self.session() as session:
