@@ -216,8 +216,11 @@ class Queue:
             if self._untold:
                 wait = max(0.0, self._told + GAUGE_SECONDS - now)
                 timeout = wait if timeout is None else min(timeout, wait)
+            # Not wait_for: on 3.11 it can swallow a cancellation that arrives as its wait
+            # ends, and the dispatcher would then never stop (close() waited forever).
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._changed.wait()
 
     def _answered(self, key: WorkKey) -> bool:
         work, namespace, name = key

@@ -291,8 +291,9 @@ async def test_work_answered_from_memory_takes_no_thread(handler: Handler) -> No
             await asyncio.sleep(0.01)
     q.add(Work.TICK, "shop", "changed")
     await handler.until(lambda: handler.runs["shop", "changed"] == 1)
+    before = asked.count("same")
     async with asyncio.timeout(5):
-        while asked.count("same") < 3:  # noqa: ASYNC110
+        while asked.count("same") < before + 3:  # noqa: ASYNC110
             await asyncio.sleep(0.01)
     assert handler.runs["shop", "same"] == 0
     assert q.holds(Work.TICK, "shop", "same")
@@ -313,3 +314,27 @@ async def test_a_handler_that_sees_its_own_object_gone_retries_when_another_is_m
     q.add(Work.TICK, "shop", "heal")
     await handler.until(lambda: handler.runs["shop", "heal"] == 2)
     await q.close()
+
+
+async def test_a_queue_closed_while_it_answers_from_memory_always_stops() -> None:
+    """A cancellation that arrives just as the dispatcher's wait ends must still stop it (on
+    Python 3.11, ``asyncio.wait_for`` could swallow it and ``close`` waited forever: seen
+    in about 1 of 75 closes of a queue answering every millisecond)."""
+    loop = asyncio.get_running_loop()
+    answered = 0
+
+    def often(namespace: str, name: str) -> timedelta:
+        nonlocal answered
+        answered += 1
+        return timedelta(milliseconds=1)
+
+    for _ in range(300):
+        q = Queue(loop, workers=2)
+        q.start({work: Job(often, "Plan", quick=often) for work in Work})
+        for n in range(5):
+            q.add(Work.TICK, "shop", f"p{n}")
+        enough = answered + 10  # a few rounds of answers, then the close
+        async with asyncio.timeout(5):
+            while answered < enough:  # noqa: ASYNC110
+                await asyncio.sleep(0)
+            await q.close()
