@@ -1,5 +1,6 @@
-"""What the cycle reads for ``NeedsAttention``: this mind's live intentions, its Plans, and
-its Approvals still waiting, nothing of another mind's and nothing already decided."""
+"""What the cycle reads for ``NeedsAttention``: this mind's live intentions, its Plans that may
+ask a person something, and its Approvals still waiting, nothing of another mind's and nothing
+already decided."""
 
 from __future__ import annotations
 
@@ -53,8 +54,13 @@ def test_only_this_minds_open_things_are_read() -> None:
     approval(resources, "asked", "keeper", None)
     approval(resources, "decided", "keeper", "Approved")
     approval(resources, "elsewhere", "other", "Pending")
-    resources.create(PLAN, NS, {"metadata": {"name": "p"}, "spec": {"mind": "keeper"}})
-    resources.create(PLAN, NS, {"metadata": {"name": "q"}, "spec": {"mind": "other"}})
+    for name, mind, plan_phase in (
+        ("p", "keeper", "awaiting_approval"),
+        ("quiet", "keeper", "executing"),  # asks nobody anything: not even read
+        ("q", "other", "awaiting_approval"),
+    ):
+        body = resources.create(PLAN, NS, {"metadata": {"name": name}, "spec": {"mind": mind}})
+        resources.replace_status(PLAN, body, {"phase": plan_phase})
     held = read_open(ledger, resources, NS, "keeper")
     assert [i.id for i in held.intentions] == ["mine"]
     assert [a.name for a in held.approvals] == ["asked"]
