@@ -255,7 +255,11 @@ def test_two_cards_in_one_run_are_both_counted() -> None:
 def test_a_generated_public_address_never_survives(
     before: str, address: IPv4Address | IPv6Address, after: str
 ) -> None:
-    assume(address.is_global and address not in PUBLIC_RESOLVERS)
+    # An IPv4-mapped IPv6 address is as public as the IPv4 address it carries (so the masker
+    # judges it; Python 3.11's is_global judges such an address by IPv6's ranges, so
+    # ::ffff:100.64.0.0, shared address space, would pass for public).
+    mapped = address.ipv4_mapped if isinstance(address, IPv6Address) else None
+    assume((mapped or address).is_global and (mapped or address) not in PUBLIC_RESOLVERS)
     text = str(address)
     masked, _ = mask_text(f"{before} {text} {after}")
     assert f" {text} " not in masked
