@@ -69,6 +69,9 @@ const (
 )
 
 func main() {
+	if code, ok := runComponent(); ok {
+		os.Exit(code)
+	}
 	os.Exit(run())
 }
 
