@@ -37,6 +37,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -66,6 +67,9 @@ const (
 	realNodeReadyWithin = 120 * time.Second
 )
 
+// forwardWas is net.ipv4.ip_forward before the node set it, to restore when it stops.
+var forwardWas atomic.Pointer[string]
+
 // bridgeIP is the gateway of the pod network: the node's address and the API server's.
 var bridgeIP = net.ParseIP("10.88.0.1")
 
@@ -79,10 +83,8 @@ type nodeConfig struct {
 }
 
 type realNode struct {
-	dir     string
-	procs   []*child // started order; stopped in reverse
-	release func()
-	fwdWas  string
+	dir   string
+	procs []*child // started order; stopped in reverse
 }
 
 type child struct {
@@ -136,9 +138,14 @@ func prepareRealNodeNetwork(nodeDir string) (func(), error) {
 		f.Close()
 		return nil, errors.New("another devcluster runs the real node on this machine")
 	}
-	release := func() { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }
+	release := func() {
+		removeNodeNetwork()
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}
 	// Leftovers of a run that was killed: its Pods' sandboxes and mounts, and the bridge.
 	cleanNodeLeftovers("", nodeDir)
+	removeNodeNetwork()
 	steps := [][]string{
 		{"ip", "link", "add", bridgeName, "type", "bridge"},
 		{"ip", "addr", "add", bridgeIP.String() + "/24", "dev", bridgeName},
@@ -213,7 +220,7 @@ func startRealNode(ctx context.Context, cfg nodeConfig, admin kubernetes.Interfa
 	if err := ensureNodeRBAC(ctx, admin); err != nil {
 		return nil, fmt.Errorf("node RBAC: %w", err)
 	}
-	if err := forwardOnlyOnBridge(n); err != nil {
+	if err := forwardOnlyOnBridge(); err != nil {
 		return nil, err
 	}
 
@@ -424,14 +431,11 @@ func (n *realNode) stop() {
 		_ = exec.Command(self, "kube-proxy", "--cleanup").Run()
 	}
 	cleanNodeLeftovers("", n.dir)
-	if n.fwdWas != "" {
-		_ = os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte(n.fwdWas), 0o644)
-	}
 }
 
 // cleanNodeLeftovers removes what Pods leave behind. With a containerd socket it stops and
 // removes their containers first, then their network namespaces; without, only what
-// outlives containerd: its shims (which hold the containers), the bridge and the forward rules.
+// outlives containerd: its shims (which hold the containers), mounts and network namespaces.
 func cleanNodeLeftovers(sock, nodeDir string) {
 	if sock != "" {
 		ctr := func(args ...string) string {
@@ -477,16 +481,25 @@ func cleanNodeLeftovers(sock, nodeDir string) {
 			_ = os.Remove(ns)
 		}
 	}
+}
+
+// removeNodeNetwork removes the forward rules and the bridge. It runs once the API server has
+// stopped: a connection to its address on the bridge would otherwise outlive the address,
+// and the API server would wait for it to close.
+func removeNodeNetwork() {
 	_ = exec.Command("iptables", "-D", "FORWARD", "-j", "DEVCLUSTER-FORWARD").Run()
 	_ = exec.Command("iptables", "-F", "DEVCLUSTER-FORWARD").Run()
 	_ = exec.Command("iptables", "-X", "DEVCLUSTER-FORWARD").Run()
 	_ = exec.Command("ip", "link", "del", bridgeName).Run()
+	if was := forwardWas.Load(); was != nil {
+		_ = os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte(*was), 0o644)
+	}
 }
 
 // forwardOnlyOnBridge lets the host route between Pods of the bridge (a Pod reaching another
 // through a Service) and nowhere else: nothing enters or leaves the pod network through
 // another interface.
-func forwardOnlyOnBridge(n *realNode) error {
+func forwardOnlyOnBridge() error {
 	was, err := os.ReadFile("/proc/sys/net/ipv4/ip_forward")
 	if err != nil {
 		return err
@@ -511,7 +524,8 @@ func forwardOnlyOnBridge(n *realNode) error {
 		if err := os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1"), 0o644); err != nil {
 			return err
 		}
-		n.fwdWas = string(was)
+		w := string(was)
+		forwardWas.Store(&w)
 	}
 	return nil
 }
