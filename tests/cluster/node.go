@@ -118,7 +118,7 @@ func checkRealNodeHost() error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("--real-node needs %s (scripts/ensure-node-tools.sh installs them on Debian)",
+		return fmt.Errorf("--real-node needs %s (scripts/ensure-tools.sh --node installs them on Debian as root)",
 			strings.Join(missing, ", "))
 	}
 	return nil
