@@ -383,7 +383,7 @@ func serve(dir string, port int, worldOpts *worldOptions, extraArgs []string, re
 		if worldOpts != nil {
 			running, worldErr = startWorld(context.Background(), worldConfig{
 				dir: filepath.Join(dir, "world"), server: server, caPEM: pki.caPEM, caFile: pki.caCert,
-				tokens: tokens, kwokBinary: worldOpts.kwokBinary, nodes: worldOpts.nodes,
+				tokens: tokens, kwokBinary: worldOpts.kwokBinary, nodes: worldOpts.nodes, realNode: hasNode,
 			})
 			if worldErr == nil && hasNode {
 				node, worldErr = startRealNodeFor(server, port, pki, tokens, nodeDir, worldOpts.pauseBinary)

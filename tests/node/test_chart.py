@@ -1,0 +1,182 @@
+"""The chart installed for real on the real node: the image imported into the node's
+containerd (no registry), `helm install` with its hooks (the migrations Job runs `minds db
+upgrade` in a Pod), Postgres reached from the pod network, and the controller Pod Ready through
+its probes, as uid 10001 on a read-only root, under the chart's ServiceAccount token.
+
+The commands are docs/install.md's, with the values this node needs: the image as imported,
+`imagePullPolicy: Never`, and the toleration and node selector of the real node.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from minds.devenv.postgres import start_postgres, stop_postgres
+from tests.e2e.test_chart_install import _secret
+from tests.fixtures.helm import CHART, Helm
+from tests.fixtures.postgres import LedgerDatabase, PostgresServer, _create_database
+from tests.fixtures.waiting import eventually
+from tests.image.test_image import image  # noqa: F401  (the image, as make image-test builds it)
+from tests.node.conftest import (
+    BRIDGE_IP,
+    NODE_NAME,
+    ON_REAL_NODE,
+    POD_CIDR,
+    TOLERATION,
+    Node,
+    import_image,
+)
+
+RELEASE = "minds"
+NAMESPACE = "minds-system"
+ACCOUNT = "minds-controller"
+SELECTOR = "app.kubernetes.io/component=controller"
+
+
+@pytest.fixture(scope="module")
+def minds_image(request: pytest.FixtureRequest) -> str:
+    """The image as `make image-test` builds it (tests/image), or MINDS_NODE_IMAGE's."""
+    return os.environ.get("MINDS_NODE_IMAGE") or request.getfixturevalue("image")
+
+
+@pytest.fixture(scope="module")
+def bridge_postgres(node: Node) -> Iterator[PostgresServer]:
+    """A Postgres of its own that listens on the bridge alone and lets in the pod network."""
+    data_dir = Path(tempfile.mkdtemp(prefix="minds-node-pg-"))
+    try:
+        handle = start_postgres(data_dir, host=BRIDGE_IP, clients=POD_CIDR)
+        yield PostgresServer(
+            admin_url=handle.url, owner_url=handle.owner_url, app_url=handle.app_url
+        )
+    finally:
+        stop_postgres(data_dir)
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Release:
+    node: Node
+    helm: Helm
+    team: str
+    database: LedgerDatabase
+    values: Path
+    image: str
+
+    def kubectl(self, *args: str, check: bool = True, input_: str | None = None) -> Any:
+        return self.node.kubectl(*args, check=check, input_=input_)
+
+    def helm_run(self, *args: str) -> Any:
+        return self.helm.run(*args, kubeconfig=self.node.kubeconfig)
+
+    def controller_pods(self) -> list[dict[str, Any]]:
+        out = self.kubectl("get", "pods", "-n", NAMESPACE, "-l", SELECTOR, "-o", "json").stdout
+        return [p for p in json.loads(out)["items"] if not p["metadata"].get("deletionTimestamp")]
+
+    def ready_pod(self) -> str:
+        def ready() -> str:
+            for pod in self.controller_pods():
+                conditions = pod["status"].get("conditions", [])
+                if any(c["type"] == "Ready" and c["status"] == "True" for c in conditions):
+                    return str(pod["metadata"]["name"])
+            return ""
+
+        return eventually(ready, timeout=180, interval=1, what="the controller Pod Ready")
+
+
+@pytest.fixture(scope="module")
+def release(
+    node: Node,
+    helm: Helm,
+    minds_image: str,
+    bridge_postgres: PostgresServer,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Release]:
+    work = tmp_path_factory.mktemp("chart")
+    import_image(minds_image, work)
+    name = f"minds_node_{uuid.uuid4().hex[:8]}"
+    _create_database(bridge_postgres.admin_url, name)  # empty: the hook migrates it
+    database = bridge_postgres.database(name)
+    team = f"team-{uuid.uuid4().hex[:6]}"
+    for ns in (NAMESPACE, team):
+        node.kubectl("create", "namespace", ns)
+    node.kubectl("label", "namespace", NAMESPACE, "pod-security.kubernetes.io/enforce=restricted")
+    for secret, url in (
+        ("minds-ledger-app", database.app_url),
+        ("minds-ledger-owner", database.owner_url),
+    ):
+        node.kubectl("apply", "-f", "-", input_=_secret(secret, url))
+    repository, tag = minds_image.rsplit(":", 1)
+    values = work / "values.yaml"
+    values.write_text(
+        yaml.safe_dump(
+            {
+                "image": {"repository": repository, "tag": tag, "pullPolicy": "Never"},
+                "database": {
+                    "url": {"secretName": "minds-ledger-app", "key": "url"},
+                    "ownerUrl": {"secretName": "minds-ledger-owner", "key": "url"},
+                },
+                "managedNamespaces": [team],
+                "controller": {"tolerations": [TOLERATION], "nodeSelector": ON_REAL_NODE},
+            }
+        )
+    )
+    helm.run(
+        "install", RELEASE, str(CHART), "-n", NAMESPACE, "-f", str(values), "--timeout", "5m",
+        kubeconfig=node.kubeconfig,
+    )  # fmt: skip
+    yield Release(node, helm, team, database, values, minds_image)
+    helm.run("uninstall", RELEASE, "-n", NAMESPACE, kubeconfig=node.kubeconfig, check=False)
+
+
+def test_the_controller_pod_becomes_ready_on_the_real_node(release: Release) -> None:
+    pod = release.ready_pod()
+    body = json.loads(release.kubectl("get", "pod", pod, "-n", NAMESPACE, "-o", "json").stdout)
+    assert body["spec"]["nodeName"] == NODE_NAME
+    assert body["spec"]["serviceAccountName"] == ACCOUNT
+    container = body["spec"]["containers"][0]
+    # Ready through its probes: the kubelet got an answer on /healthz from the Pod's address.
+    assert container["startupProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert body["status"]["containerStatuses"][0]["started"] is True
+    assert body["status"]["containerStatuses"][0]["restartCount"] == 0
+
+
+def test_the_controller_runs_as_10001_on_a_read_only_root_as_its_service_account(
+    release: Release,
+) -> None:
+    pod = release.ready_pod()
+
+    def in_pod(*argv: str) -> Any:
+        return release.kubectl("exec", "-n", NAMESPACE, pod, "--", *argv, check=False)
+
+    ids = in_pod("python", "-c", "import os; print(os.getuid(), os.getgid())")
+    assert ids.stdout.split()[0] == "10001", ids
+    written = in_pod("python", "-c", "open('/probe', 'w')")
+    assert written.returncode != 0
+    assert "Read-only file system" in written.stderr
+    status = in_pod("python", "-c", "print(open('/proc/self/status').read())").stdout
+    cap_eff = next(line.split()[1] for line in status.splitlines() if line.startswith("CapEff"))
+    assert int(cap_eff, 16) == 0, status
+    assert (
+        next(line.split()[1] for line in status.splitlines() if line.startswith("Seccomp:")) == "2"
+    )
+    # Who the Pod's own token is, asked of the API server through the "kubernetes" Service.
+    whoami = (
+        "from kubernetes import client, config; config.load_incluster_config(); "
+        "r = client.AuthenticationV1Api().create_self_subject_review("
+        "{'apiVersion': 'authentication.k8s.io/v1', 'kind': 'SelfSubjectReview'}); "
+        "print(r.status.user_info.username)"
+    )
+    user = in_pod("python", "-c", whoami)
+    assert user.stdout.strip() == f"system:serviceaccount:{NAMESPACE}:{ACCOUNT}", user
