@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
+import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -22,8 +24,10 @@ from typing import Any
 import pytest
 import yaml
 
+from minds.adapters.ledger import Ledger
+from minds.devenv.install import repo_root
 from minds.devenv.postgres import start_postgres, stop_postgres
-from tests.e2e.test_chart_install import _secret
+from tests.e2e.test_chart_install import _next_steps, _secret
 from tests.fixtures.helm import CHART, Helm
 from tests.fixtures.postgres import LedgerDatabase, PostgresServer, _create_database
 from tests.fixtures.waiting import eventually
@@ -72,6 +76,7 @@ class Release:
     database: LedgerDatabase
     values: Path
     image: str
+    install_output: str
 
     def kubectl(self, *args: str, check: bool = True, input_: str | None = None) -> Any:
         return self.node.kubectl(*args, check=check, input_=input_)
@@ -131,11 +136,11 @@ def release(
             }
         )
     )
-    helm.run(
+    install = helm.run(
         "install", RELEASE, str(CHART), "-n", NAMESPACE, "-f", str(values), "--timeout", "5m",
         kubeconfig=node.kubeconfig,
     )  # fmt: skip
-    yield Release(node, helm, team, database, values, minds_image)
+    yield Release(node, helm, team, database, values, minds_image, install.stdout)
     helm.run("uninstall", RELEASE, "-n", NAMESPACE, kubeconfig=node.kubeconfig, check=False)
 
 
@@ -180,3 +185,63 @@ def test_the_controller_runs_as_10001_on_a_read_only_root_as_its_service_account
     )
     user = in_pod("python", "-c", whoami)
     assert user.stdout.strip() == f"system:serviceaccount:{NAMESPACE}:{ACCOUNT}", user
+
+
+def _hook_runs(release: Release) -> int:
+    """How many Pods the migrations Job has created, by the job controller's Events."""
+    out = release.kubectl(
+        "get", "events", "-n", NAMESPACE, "--field-selector",
+        f"involvedObject.kind=Job,involvedObject.name={RELEASE}-db-upgrade,reason=SuccessfulCreate",
+        "-o", "json",
+    ).stdout  # fmt: skip
+    return sum(int(e.get("count") or 1) for e in json.loads(out)["items"])
+
+
+def _mind_ready(release: Release) -> bool:
+    mind = json.loads(
+        release.kubectl("get", "mind", "atlas-keeper", "-n", release.team, "-o", "json").stdout
+    )
+    return any(
+        c["type"] == "Ready" and c["status"] == "True"
+        for c in mind.get("status", {}).get("conditions", [])
+    )
+
+
+def test_a_mind_becomes_ready(release: Release) -> None:
+    release.ready_pod()
+    apply = shlex.split(_next_steps(release.install_output)[0].replace("TEAM", release.team))
+    subprocess.run(
+        ["kubectl", "--kubeconfig", str(release.node.kubeconfig), *apply[1:]],
+        cwd=repo_root(), check=True, capture_output=True,
+    )  # fmt: skip
+    eventually(lambda: _mind_ready(release), timeout=90, interval=1, what="the Mind Ready")
+
+
+def test_upgrade_replaces_the_pod_and_reruns_the_hook_and_uninstall_keeps_crds_and_ledger(
+    release: Release,
+) -> None:
+    """Runs last in this module: it removes the release the tests above share."""
+    before = release.controller_pods()
+    assert len(before) == 1
+    assert _hook_runs(release) == 1
+    with Ledger.from_url(release.database.app_url) as ledger:
+        recorded = len(ledger.events(namespace=release.team))
+    release.helm_run(
+        "upgrade", RELEASE, str(CHART), "-n", NAMESPACE, "-f", str(release.values),
+        "--set-json", 'controller.podAnnotations={"minds.dev/upgraded": "yes"}', "--timeout", "5m",
+    )  # fmt: skip
+    assert _hook_runs(release) == 2  # the hook ran again, and succeeded (helm waited for it)
+    new = release.ready_pod()
+    assert new != before[0]["metadata"]["name"]
+    eventually(lambda: len(release.controller_pods()) == 1, timeout=60, what="the old Pod gone")
+    eventually(lambda: _mind_ready(release), timeout=60, what="the Mind still Ready")
+    with Ledger.from_url(release.database.app_url) as ledger:
+        assert len(ledger.events(namespace=release.team)) >= recorded > 0
+
+    release.helm_run("uninstall", RELEASE, "-n", NAMESPACE, "--wait", "--timeout", "2m")
+    assert release.controller_pods() == []
+    for crd in (CHART / "crds").glob("*.yaml"):
+        assert release.kubectl("get", "crd", crd.name.removesuffix(".yaml")).returncode == 0
+    assert release.kubectl("get", "mind", "atlas-keeper", "-n", release.team).returncode == 0
+    with Ledger.from_url(release.database.app_url) as ledger:
+        assert len(ledger.events(namespace=release.team)) >= recorded
