@@ -30,6 +30,7 @@ from minds.devenv.postgres import start_postgres, stop_postgres
 from tests.e2e.test_chart_install import _next_steps, _secret
 from tests.fixtures.helm import CHART, Helm
 from tests.fixtures.postgres import LedgerDatabase, PostgresServer, _create_database
+from tests.fixtures.prometheus import JOB, running_prometheus
 from tests.fixtures.waiting import eventually
 from tests.image.test_image import image  # noqa: F401  (the image, as make image-test builds it)
 from tests.node.conftest import (
@@ -215,6 +216,29 @@ def test_a_mind_becomes_ready(release: Release) -> None:
         cwd=repo_root(), check=True, capture_output=True,
     )  # fmt: skip
     eventually(lambda: _mind_ready(release), timeout=90, interval=1, what="the Mind Ready")
+
+
+def test_prometheus_scrapes_the_metrics_through_the_charts_service(
+    release: Release, tmp_path: Path
+) -> None:
+    """Prometheus on this host scrapes the controller at the metrics Service's ClusterIP:
+    kube-proxy sends it to the Pod on the bridge, as a cluster's Prometheus would reach it."""
+    release.ready_pod()
+    service = json.loads(
+        release.kubectl(
+            "get", "service", f"{RELEASE}-metrics", "-n", NAMESPACE, "-o", "json"
+        ).stdout
+    )
+    target = f"{service['spec']['clusterIP']}:{service['spec']['ports'][0]['port']}"
+    config = {"scrape_configs": [{"job_name": JOB, "static_configs": [{"targets": [target]}]}]}
+    with running_prometheus(tmp_path / "prometheus", config) as prometheus:
+        eventually(prometheus.targets_up, timeout=60, what=f"Prometheus scrapes {target}")
+        series = eventually(
+            lambda: prometheus.query(f'{{job="{JOB}", __name__=~"minds_.+"}}'),
+            timeout=30,
+            what="the controller's own metrics",
+        )
+        assert all(s["metric"]["instance"] == target for s in series)
 
 
 def test_upgrade_replaces_the_pod_and_reruns_the_hook_and_uninstall_keeps_crds_and_ledger(
