@@ -27,6 +27,7 @@ import yaml
 from minds.adapters.ledger import Ledger
 from minds.devenv.install import repo_root
 from minds.devenv.postgres import start_postgres, stop_postgres
+from tests.e2e.executor_support import executions_by_step
 from tests.e2e.test_chart_install import _next_steps, _secret
 from tests.fixtures.helm import CHART, Helm
 from tests.fixtures.postgres import LedgerDatabase, PostgresServer, _create_database
@@ -216,6 +217,74 @@ def test_a_mind_becomes_ready(release: Release) -> None:
         cwd=repo_root(), check=True, capture_output=True,
     )  # fmt: skip
     eventually(lambda: _mind_ready(release), timeout=90, interval=1, what="the Mind Ready")
+
+
+def _plan(release: Release) -> dict[str, Any]:
+    out = release.kubectl("get", "plan", "restart-atlas-worker", "-n", release.team, "-o", "json")
+    return dict(json.loads(out.stdout).get("status") or {})
+
+
+def _step(release: Release, key: str) -> dict[str, Any]:
+    return next((s for s in _plan(release).get("steps", []) if s["key"] == key), {})
+
+
+def test_an_approved_plan_restarts_the_workload_across_a_replaced_controller_pod(
+    release: Release,
+) -> None:
+    """examples/plan.yaml in the team's namespace: the restart waits for an approval; the
+    controller Pod is deleted meanwhile and its Deployment replaces it; the approval is given
+    to the new Pod, which restarts the workload once (the ledger has one execution of P1)."""
+    team, repo = release.team, repo_root()
+    release.kubectl("apply", "-n", team, "-f", str(repo / "examples" / "workload.yaml"))
+    release.kubectl("rollout", "status", "deployment/atlas-worker", "-n", team, "--timeout=90s")
+    release.kubectl(
+        "label", "pods", "-n", team, "-l", "app=atlas-worker", "minds.dev/fault=crashloop"
+    )
+    # The Mind names the group minds:approvers; the devcluster's approver is in it, and reads
+    # what it decides on (docs/approvals.md).
+    for role in ("minds-approver", "minds-viewer"):
+        release.kubectl(
+            "create", "clusterrolebinding", f"node-{role}", f"--clusterrole={role}",
+            "--group=minds:approvers",
+        )  # fmt: skip
+    plan = yaml.safe_load((repo / "examples" / "plan.yaml").read_text())
+    plan["metadata"]["namespace"] = team
+    plan_text = json.dumps(plan).replace('"namespace": "default"', f'"namespace": "{team}"')
+    plan_text = plan_text.replace('"default/atlas-worker"', f'"{team}/atlas-worker"')
+    release.kubectl("apply", "-f", "-", input_=plan_text)
+    asked = eventually(
+        lambda: _step(release, "P1").get("approvalRef"), timeout=120, interval=1,
+        what="P1 asks for an approval",
+    )  # fmt: skip
+    first = release.ready_pod()
+    release.kubectl("delete", "pod", first, "-n", NAMESPACE, "--wait=false")
+    eventually(
+        lambda: release.ready_pod() != first, timeout=180, interval=1, what="a new controller Pod"
+    )
+    before = release.kubectl(
+        "get", "deployment", "atlas-worker", "-n", team, "-o",
+        "jsonpath={.spec.template.metadata.annotations}",
+    ).stdout  # fmt: skip
+    release.kubectl(
+        "--context", "approver", "patch", "approval", asked, "-n", team, "--type=merge",
+        "-p", json.dumps({"spec": {"decision": "Approved", "decidedBy": "approver"}}),
+    )  # fmt: skip
+    eventually(
+        lambda: _plan(release).get("phase") == "completed", timeout=180, interval=1,
+        what="the plan completed",
+    )  # fmt: skip
+    after = release.kubectl(
+        "get", "deployment", "atlas-worker", "-n", team, "-o",
+        "jsonpath={.spec.template.metadata.annotations}",
+    ).stdout  # fmt: skip
+    assert "restartedAt" in after
+    assert after != before
+    with Ledger.from_url(release.database.app_url) as ledger:
+        uid = json.loads(
+            release.kubectl("get", "plan", "restart-atlas-worker", "-n", team, "-o", "json").stdout
+        )["metadata"]["uid"]
+        rows = executions_by_step(ledger, team, "service.restart")[(uid, "P1")]
+    assert [r.origin.attempt for r in rows] == [1]
 
 
 def test_prometheus_scrapes_the_metrics_through_the_charts_service(
