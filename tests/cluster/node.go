@@ -491,6 +491,18 @@ func removeNodeNetwork() {
 	_ = exec.Command("iptables", "-F", "DEVCLUSTER-FORWARD").Run()
 	_ = exec.Command("iptables", "-X", "DEVCLUSTER-FORWARD").Run()
 	_ = exec.Command("ip", "link", "del", bridgeName).Run()
+	// The kubelet's own chains (kube-proxy --cleanup removes kube-proxy's).
+	for _, tool := range []string{"iptables", "ip6tables"} {
+		for _, args := range [][]string{
+			{"-D", "INPUT", "-j", "KUBE-FIREWALL"}, {"-D", "OUTPUT", "-j", "KUBE-FIREWALL"},
+			{"-F", "KUBE-FIREWALL"}, {"-X", "KUBE-FIREWALL"},
+			{"-F", "KUBE-KUBELET-CANARY"}, {"-X", "KUBE-KUBELET-CANARY"},
+			{"-t", "nat", "-F", "KUBE-KUBELET-CANARY"}, {"-t", "nat", "-X", "KUBE-KUBELET-CANARY"},
+			{"-t", "mangle", "-F", "KUBE-KUBELET-CANARY"}, {"-t", "mangle", "-X", "KUBE-KUBELET-CANARY"},
+		} {
+			_ = exec.Command(tool, args...).Run()
+		}
+	}
 	if was := forwardWas.Load(); was != nil {
 		_ = os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte(*was), 0o644)
 	}
