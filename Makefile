@@ -99,6 +99,12 @@ test-services: venv devcluster helm prometheus ## The suites against real servic
 .PHONY: test
 test: test-fast test-services ## Every check and test but the image build; starts and stops services.
 
+.PHONY: test-node
+test-node: venv devcluster helm prometheus ## The real node (root): Pods that really run, the chart installed for real (docs/world.md).
+	@bash scripts/ensure-tools.sh --node
+	MINDS_DEVCLUSTER=$(CURDIR)/$(DEVCLUSTER) MINDS_IMAGE_BASE=$${MINDS_IMAGE_BASE:-$$(bash scripts/image-base.sh)} \
+		$(TOOL_ENV) $(BIN)/pytest -q -p no:xdist --junitxml=$(REPORTS)/node.xml tests/node $(PYTEST_ARGS)
+
 .PHONY: image-test
 image-test: venv ## Build the image with buildah and run the CLI in it (slow; CI runs it).
 	MINDS_IMAGE_BASE=$${MINDS_IMAGE_BASE:-$$(bash scripts/image-base.sh)} $(BIN)/pytest tests/image -m image \

@@ -42,6 +42,8 @@ stale() {
 build_devcluster=0
 build_kwok=0
 stale "$out" "$here" && build_devcluster=1
+stale "$out" "$here/pause" && build_devcluster=1
+[[ -x "$(dirname "$out")/devcluster-pause" ]] || build_devcluster=1
 stale "$kwok_out" "$here/kwok" && build_kwok=1
 if [[ $build_devcluster -eq 0 && $build_kwok -eq 0 ]]; then
     echo "devcluster and kwok are up to date: $out $kwok_out" >&2
@@ -92,6 +94,12 @@ if [[ $build_devcluster -eq 1 ]]; then
         cd "$here"
         CGO_ENABLED=0 "$go_bin" build -trimpath -buildvcs=false -mod=readonly \
             -ldflags="$ldflags" -o "$tmp" .
+    )
+    # The real node's sandbox program (pause/), which devcluster --real-node looks for beside itself.
+    (
+        cd "$here"
+        CGO_ENABLED=0 "$go_bin" build -trimpath -buildvcs=false -mod=readonly \
+            -ldflags="-s -w" -o "$(dirname "$out")/devcluster-pause" ./pause
     )
     mv -f "$tmp" "$out"
     echo "built devcluster in $((SECONDS - start))s: $out" >&2

@@ -69,6 +69,9 @@ const (
 )
 
 func main() {
+	if code, ok := runComponent(); ok {
+		os.Exit(code)
+	}
 	os.Exit(run())
 }
 
@@ -82,6 +85,8 @@ func run() int {
 		"also run kube-controller-manager, kube-scheduler and kwok, so workloads roll out, run and break")
 	nodes := fs.Int("nodes", 2, "with --world: how many simulated nodes kwok runs")
 	kwok := fs.String("kwok", "", "with --world: the kwok binary (default: kwok beside this binary)")
+	realNode := fs.Bool("real-node", false,
+		"with --world: also run one real node (containerd, kubelet, kube-proxy) whose Pods run; needs root (docs/world.md)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: devcluster --dir DIR [--port N] [--stop-on-stdin-close] "+
 			"[--world [--nodes N] [--kwok PATH]] [-- kube-apiserver flags...]\n")
@@ -91,6 +96,10 @@ func run() int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		return 2
+	}
+	if *realNode && !*withWorld {
+		fmt.Fprintln(os.Stderr, "devcluster: --real-node needs --world")
 		return 2
 	}
 	if *dir == "" {
@@ -108,14 +117,21 @@ func run() int {
 	}
 	var world *worldOptions
 	if *withWorld {
-		world = &worldOptions{nodes: *nodes, kwokBinary: *kwok}
+		world = &worldOptions{nodes: *nodes, kwokBinary: *kwok, realNode: *realNode}
+		self, err := os.Executable()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "devcluster: %v\n", err)
+			return 1
+		}
 		if world.kwokBinary == "" {
-			self, err := os.Executable()
-			if err != nil {
+			world.kwokBinary = filepath.Join(filepath.Dir(self), "kwok")
+		}
+		world.pauseBinary = filepath.Join(filepath.Dir(self), "devcluster-pause")
+		if *realNode {
+			if err := checkRealNodeHost(); err != nil {
 				fmt.Fprintf(os.Stderr, "devcluster: %v\n", err)
 				return 1
 			}
-			world.kwokBinary = filepath.Join(filepath.Dir(self), "kwok")
 		}
 		if err := prepareWorldFeatures(); err != nil {
 			fmt.Fprintf(os.Stderr, "devcluster: %v\n", err)
@@ -212,8 +228,10 @@ func stopOnStdinClose() {
 
 // worldOptions are the --world settings; nil means no world.
 type worldOptions struct {
-	nodes      int
-	kwokBinary string
+	nodes       int
+	kwokBinary  string
+	realNode    bool
+	pauseBinary string
 }
 
 func serve(dir string, port int, worldOpts *worldOptions, extraArgs []string, readyOut *os.File, sigs <-chan os.Signal) error {
@@ -230,13 +248,35 @@ func serve(dir string, port int, worldOpts *worldOptions, extraArgs []string, re
 	}
 	defer unlock()
 
-	pki, err := ensurePKI(filepath.Join(dir, "pki"))
+	hasNode := worldOpts != nil && worldOpts.realNode
+	listen := net.ParseIP("127.0.0.1")
+	var servingIPs []net.IP
+	nodeDir := filepath.Join(dir, "node")
+	if hasNode {
+		// The API server listens on the pod network's gateway, where Pods reach it, and only there.
+		listen = bridgeIP
+		servingIPs = append(servingIPs, bridgeIP)
+		release, err := prepareRealNodeNetwork(nodeDir)
+		if err != nil {
+			return fmt.Errorf("real node: %w", err)
+		}
+		defer release()
+	}
+	pki, err := ensurePKI(filepath.Join(dir, "pki"), servingIPs...)
 	if err != nil {
 		return fmt.Errorf("pki: %w", err)
+	}
+	if hasNode {
+		if err := nodePKI(filepath.Join(nodeDir, "pki"), pki); err != nil {
+			return fmt.Errorf("real node pki: %w", err)
+		}
 	}
 	identities := users
 	if worldOpts != nil {
 		identities = append(append([]user{}, users...), componentUsers...)
+	}
+	if hasNode {
+		identities = append(identities, user{name: kubeProxyUser})
 	}
 	tokens, err := writeTokens(filepath.Join(dir, "tokens.csv"), identities)
 	if err != nil {
@@ -250,7 +290,7 @@ func serve(dir string, port int, worldOpts *worldOptions, extraArgs []string, re
 	if port == 0 {
 		port = ports[2]
 	}
-	server := "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	server := "https://" + net.JoinHostPort(listen.String(), strconv.Itoa(port))
 
 	etcd, err := startEtcd(filepath.Join(dir, "etcd"), ports[0], ports[1])
 	if err != nil {
@@ -281,8 +321,8 @@ func serve(dir string, port int, worldOpts *worldOptions, extraArgs []string, re
 
 	args := []string{
 		"--etcd-servers=http://" + etcdURL,
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
+		"--bind-address=" + listen.String(),
+		"--advertise-address=" + listen.String(),
 		"--secure-port=" + strconv.Itoa(port),
 		"--tls-cert-file=" + pki.servingCert,
 		"--tls-private-key-file=" + pki.servingKey,
@@ -293,13 +333,19 @@ func serve(dir string, port int, worldOpts *worldOptions, extraArgs []string, re
 		"--service-account-key-file=" + pki.saPub,
 		"--service-account-signing-key-file=" + pki.saKey,
 		"--token-auth-file=" + tokens.path,
-		"--authorization-mode=RBAC",
-		// The "kubernetes" Service endpoints would be 127.0.0.1, which Endpoints validation
-		// refuses (loopback), so the lease reconciler would log an error every 10s. Nothing
-		// runs inside this cluster, so the Service needs no endpoints.
-		"--endpoint-reconciler-type=none",
 		"--profiling=false",
 		"--v=0",
+	}
+	// The "kubernetes" Service endpoints would be 127.0.0.1, which Endpoints validation refuses
+	// (loopback), so the lease reconciler would log an error every 10s. Without a real node
+	// nothing runs inside this cluster and the Service needs no endpoints; with one, the node
+	// writes them (the API server's address on the bridge), because the lease reconciler,
+	// when the API server stops, waits 20 s on a listener that has already closed.
+	args = append(args, "--endpoint-reconciler-type=none")
+	if hasNode {
+		args = append(args, realNodeAPIServerArgs(filepath.Join(nodeDir, "pki"), pki.caCert)...)
+	} else {
+		args = append(args, "--authorization-mode=RBAC")
 	}
 	args = append(args, extraArgs...)
 
@@ -330,14 +376,18 @@ func serve(dir string, port int, worldOpts *worldOptions, extraArgs []string, re
 	var apiCode int
 	var apiExited bool
 	var running *world
+	var node *realNode
 	var worldErr error
 	select {
 	case <-ready:
 		if worldOpts != nil {
 			running, worldErr = startWorld(context.Background(), worldConfig{
 				dir: filepath.Join(dir, "world"), server: server, caPEM: pki.caPEM, caFile: pki.caCert,
-				tokens: tokens, kwokBinary: worldOpts.kwokBinary, nodes: worldOpts.nodes,
+				tokens: tokens, kwokBinary: worldOpts.kwokBinary, nodes: worldOpts.nodes, realNode: hasNode,
 			})
+			if worldErr == nil && hasNode {
+				node, worldErr = startRealNodeFor(server, port, pki, tokens, nodeDir, worldOpts.pauseBinary)
+			}
 			if worldErr != nil {
 				// Stop the API server the ordinary way; the error is reported once it has.
 				_ = unix.Kill(os.Getpid(), unix.SIGTERM)
@@ -362,6 +412,9 @@ func serve(dir string, port int, worldOpts *worldOptions, extraArgs []string, re
 	case <-sigs:
 	}
 	cancel()
+	if node != nil {
+		node.stop()
+	}
 	if running != nil {
 		running.stop()
 	}

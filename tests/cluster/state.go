@@ -69,7 +69,7 @@ func writeTokens(path string, identities []user) (tokenFile, error) {
 }
 
 type pkiFiles struct {
-	caCert, caPEM           string
+	caCert, caPEM, caKey    string
 	servingCert, servingKey string
 	saKey, saPub            string
 }
@@ -78,7 +78,7 @@ type pkiFiles struct {
 // fresh serving certificate. Reusing the CA keeps kubeconfigs copied elsewhere valid, and
 // reusing the service-account key keeps ServiceAccount tokens stored in etcd valid across
 // restarts with the same --dir.
-func ensurePKI(dir string) (pkiFiles, error) {
+func ensurePKI(dir string, servingIPs ...net.IP) (pkiFiles, error) {
 	p := pkiFiles{
 		caCert:      filepath.Join(dir, "ca.crt"),
 		servingCert: filepath.Join(dir, "apiserver.crt"),
@@ -87,6 +87,7 @@ func ensurePKI(dir string) (pkiFiles, error) {
 		saPub:       filepath.Join(dir, "sa.pub"),
 	}
 	caKeyPath := filepath.Join(dir, "ca.key")
+	p.caKey = caKeyPath
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return p, err
 	}
@@ -100,7 +101,7 @@ func ensurePKI(dir string) (pkiFiles, error) {
 	}
 	p.caPEM = string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caCert.Raw}))
 
-	if err := newServingCert(p.servingCert, p.servingKey, caCert, caKey); err != nil {
+	if err := newServingCert(p.servingCert, p.servingKey, caCert, caKey, servingIPs); err != nil {
 		return p, err
 	}
 	if err := ensureSAKey(p.saKey, p.saPub); err != nil {
@@ -157,7 +158,23 @@ func newCA(certPath, keyPath string) (*x509.Certificate, *ecdsa.PrivateKey, erro
 	return cert, key, nil
 }
 
-func newServingCert(certPath, keyPath string, ca *x509.Certificate, caKey *ecdsa.PrivateKey) error {
+// newServingCert issues the API server's serving certificate; extraIPs are the addresses it
+// listens on besides loopback (the real node's bridge gateway).
+func newServingCert(certPath, keyPath string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, extraIPs []net.IP) error {
+	// 10.0.0.1 is the "kubernetes" Service ClusterIP in serviceCIDR.
+	ips := append([]net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1"), net.ParseIP("10.0.0.1")}, extraIPs...)
+	return issueCert(certPath, keyPath, ca, caKey, pkix.Name{CommonName: "kube-apiserver"},
+		x509.ExtKeyUsageServerAuth, ips, []string{
+			"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+			"kubernetes.default.svc.cluster.local",
+		})
+}
+
+// issueCert writes a fresh key and a certificate for subject, signed by the CA, valid for a
+// year, for one use (server or client authentication) and, for a server, its addresses.
+func issueCert(certPath, keyPath string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, subject pkix.Name,
+	usage x509.ExtKeyUsage, ips []net.IP, dnsNames []string,
+) error {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return err
@@ -165,17 +182,13 @@ func newServingCert(certPath, keyPath string, ca *x509.Certificate, caKey *ecdsa
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: "kube-apiserver"},
+		Subject:      subject,
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(365 * 24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames: []string{
-			"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
-			"kubernetes.default.svc.cluster.local",
-		},
-		// 10.0.0.1 is the "kubernetes" Service ClusterIP in serviceCIDR.
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1"), net.ParseIP("10.0.0.1")},
+		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		DNSNames:     dnsNames,
+		IPAddresses:  ips,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {

@@ -67,6 +67,17 @@ var controllers = []string{
 	"garbage-collector-controller",
 }
 
+// realNodeControllers run too when there is a real node: a Helm hook is a Job, and a Service
+// reaches a Pod that really runs through the EndpointSlices kube-proxy reads.
+var realNodeControllers = []string{"job-controller", "endpointslice-controller"}
+
+func worldControllers(realNode bool) []string {
+	if !realNode {
+		return controllers
+	}
+	return append(append([]string{}, controllers...), realNodeControllers...)
+}
+
 const (
 	// fakeNodeAnnotation marks the nodes kwok manages (and kwok manages only those).
 	fakeNodeAnnotation = "kwok.x-k8s.io/node"
@@ -90,6 +101,7 @@ type worldConfig struct {
 	tokens     tokenFile
 	kwokBinary string
 	nodes      int
+	realNode   bool // also the controllers that Pods which really run need (realNodeControllers)
 }
 
 // world is the running set of components; stop ends them all.
@@ -260,7 +272,7 @@ func startControllerManager(ctx context.Context, cfg worldConfig, kubeconfig str
 	args := append(commonFlags(kubeconfig, filepath.Join(cfg.dir, "kube-controller-manager"), cfg.caFile),
 		"--use-service-account-credentials=true",
 		"--root-ca-file="+cfg.caFile,
-		"--controllers="+strings.Join(controllers, ","),
+		"--controllers="+strings.Join(worldControllers(cfg.realNode), ","),
 	)
 	if err := fs.Parse(args); err != nil {
 		return nil, err

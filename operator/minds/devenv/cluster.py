@@ -116,6 +116,7 @@ def start_cluster(
     log_path: Path | None = None,
     detach: bool = False,
     world: bool = False,
+    real_node: bool = False,
 ) -> ClusterHandle:
     """Start devcluster on ``state_dir`` and return once its API server is ready.
 
@@ -123,7 +124,8 @@ def start_cluster(
     group, so Ctrl-C stops both, and it stops by itself when we exit, even by SIGKILL, because
     it watches the stdin pipe we hold. With ``detach=True`` (``minds dev up``) it runs in a
     session of its own and outlives us; ``stop_cluster`` ends it later via the pid file.
-    ``world=True`` runs the controllers, scheduler and simulated nodes too.
+    ``world=True`` runs the controllers, scheduler and simulated nodes too; ``real_node=True``
+    (with ``world``, as root) also one real node whose Pods run (docs/world.md).
 
     Readiness is the READY line on stdout, not a guess: we read stdout until that line, the
     process dies or the deadline passes. On failure the child is stopped and the error carries
@@ -147,6 +149,8 @@ def start_cluster(
         args.append("--stop-on-stdin-close")
     if world:
         args.append("--world")
+    if real_node:
+        args.append("--real-node")
 
     with log_path.open("wb") as log:
         try:

@@ -160,6 +160,10 @@ class _State:
     owner_password: str = field(default_factory=_new_password)
     app_password: str = field(default_factory=_new_password)
     reader_password: str = field(default_factory=_new_password)
+    # Where the server listens, and the one network besides loopback whose clients pg_hba lets
+    # in (the devcluster's pod network, for a controller that runs in a Pod).
+    host: str = HOST
+    clients: str = ""
 
     def save(self, data_dir: Path) -> None:
         path = data_dir / _STATE_FILE
@@ -174,6 +178,8 @@ class _State:
                     "ownerPassword": self.owner_password,
                     "appPassword": self.app_password,
                     "readerPassword": self.reader_password,
+                    "host": self.host,
+                    "clients": self.clients,
                 },
                 out,
             )
@@ -192,6 +198,8 @@ class _State:
             owner_password=raw.get("ownerPassword") or _new_password(),
             app_password=raw.get("appPassword") or _new_password(),
             reader_password=raw.get("readerPassword") or _new_password(),
+            host=raw.get("host") or HOST,
+            clients=raw.get("clients") or "",
         )
 
 
@@ -199,12 +207,20 @@ class _State:
 
 
 def start_postgres(
-    data_dir: Path, *, port: int | None = None, timeout: float = 60.0, durable: bool = False
+    data_dir: Path,
+    *,
+    port: int | None = None,
+    timeout: float = 60.0,
+    durable: bool = False,
+    host: str = HOST,
+    clients: str = "",
 ) -> PostgresHandle:
     """Start (initialising if empty) the server for `data_dir`; return it if already running.
 
     `port=None` picks a free port. `durable=False` turns off fsync and friends: much faster,
-    and fine for a demo or a test database that a crash may lose.
+    and fine for a demo or a test database that a crash may lose. `host` is the one address it
+    listens on (loopback unless told); `clients`, a network (CIDR) whose clients may connect
+    with a password besides loopback's, set when the data directory is first initialised.
     """
     data_dir = Path(data_dir).expanduser().resolve()
     deadline = time.monotonic() + timeout
@@ -238,14 +254,19 @@ def start_postgres(
                     f"{data_dir} holds a Postgres cluster that was not created by minds "
                     f"(no {_STATE_FILE}); use an empty directory"
                 )
-            state = _State(password=_new_password(), port=None, bin_dir="")
+            state = _State(
+                password=_new_password(), port=None, bin_dir="", host=host, clients=clients
+            )
             _initdb(binaries, data_dir, run_as, state.password, durable=durable)
+            if clients:
+                with (data_dir / "pg_hba.conf").open("a") as hba:
+                    hba.write(f"host all all {clients} scram-sha-256\n")
             state.save(data_dir)  # at once: a failed first start must not lose the password
         _wait_for_stale_postmaster(data_dir, deadline)
-        port = _start(binaries, data_dir, run_as, port, deadline, durable=durable)
+        port = _start(binaries, data_dir, run_as, port, deadline, durable=durable, host=state.host)
         state = dataclasses.replace(state, port=port, bin_dir=str(binaries.bin_dir))
         state.save(data_dir)
-        _wait_ready(binaries, port, deadline, data_dir)
+        _wait_ready(binaries, port, deadline, data_dir, host=state.host)
         handle = _handle(data_dir, state, port)
         _ensure_database(handle, state, deadline)
         return handle
@@ -548,12 +569,13 @@ def _start(
     deadline: float,
     *,
     durable: bool,
+    host: str = HOST,
 ) -> int:
     log = data_dir / _LOG_FILE
     attempts = 1 if port is not None else _PORT_ATTEMPTS
     for attempt in range(attempts):
         chosen = port if port is not None else free_port()
-        options = [f"-p {chosen}", f"-c listen_addresses={HOST}"]
+        options = [f"-p {chosen}", f"-c listen_addresses={host}"]
         options.append(f"-k {shlex.quote(_socket_dir(data_dir, chosen))}")
         if not durable:
             options += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
@@ -602,15 +624,17 @@ def _socket_dir(data_dir: Path, port: int) -> str:
     return str(data_dir) if len(os.fsencode(socket_path)) <= _MAX_SOCKET_PATH else ""
 
 
-def _wait_ready(binaries: PostgresBinaries, port: int, deadline: float, data_dir: Path) -> None:
+def _wait_ready(
+    binaries: PostgresBinaries, port: int, deadline: float, data_dir: Path, *, host: str = HOST
+) -> None:
     delay = 0.02
     while True:
-        args = [binaries.exe("pg_isready"), "-q", "-h", HOST, "-p", str(port), "-t", "2"]
+        args = [binaries.exe("pg_isready"), "-q", "-h", host, "-p", str(port), "-t", "2"]
         if _run(args, None, timeout=10).returncode == 0:
             return
         if time.monotonic() >= deadline:
             raise PostgresError(
-                f"Postgres in {data_dir} not accepting connections on {HOST}:{port} in time:\n"
+                f"Postgres in {data_dir} not accepting connections on {host}:{port} in time:\n"
                 f"{_tail(data_dir / _LOG_FILE)}"
             )
         time.sleep(delay)  # back off between polls, never past the deadline
@@ -712,7 +736,7 @@ def _handle(data_dir: Path, state: _State, port: int, *, pid: int | None = None)
             raise PostgresError(f"Postgres in {data_dir} stopped right after starting")
 
     def url(user: str, password: str) -> str:
-        return f"postgresql://{user}:{password}@{HOST}:{port}/{DATABASE}"
+        return f"postgresql://{user}:{password}@{state.host}:{port}/{DATABASE}"
 
     return PostgresHandle(
         url=url(SUPERUSER, state.password),
