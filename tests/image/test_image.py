@@ -97,23 +97,29 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return into
 
 
-@pytest.fixture(scope="module")
-def images(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Iterator[list[str]]:
-    """The image built twice, from two copies of the context."""
-    tags = [f"localhost/minds-operator:test-{uuid.uuid4().hex[:8]}" for _ in range(2)]
+def _built(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Iterator[str]:
+    """The image built from a copy of the context of its own, removed afterwards."""
+    tag = f"localhost/minds-operator:test-{uuid.uuid4().hex[:8]}"
     try:
-        for tag in tags:
-            context = _context(tmp_path_factory.mktemp("image-context"), wheelhouse)
-            _buildah(*_build_args(context, tag))
-        yield tags
+        context = _context(tmp_path_factory.mktemp("image-context"), wheelhouse)
+        _buildah(*_build_args(context, tag))
+        yield tag
     finally:
-        for tag in tags:
-            subprocess.run(["buildah", "rmi", tag], capture_output=True, check=False)
+        subprocess.run(["buildah", "rmi", tag], capture_output=True, check=False)
 
 
 @pytest.fixture(scope="module")
-def image(images: list[str]) -> str:
-    return images[0]
+def image(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Iterator[str]:
+    yield from _built(tmp_path_factory, wheelhouse)
+
+
+@pytest.fixture(scope="module")
+def images(
+    image: str, tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path
+) -> Iterator[list[str]]:
+    """The image built twice, from two copies of the context (the reproducibility check)."""
+    for second in _built(tmp_path_factory, wheelhouse):
+        yield [image, second]
 
 
 @pytest.fixture

@@ -33,7 +33,7 @@ from tests.fixtures.helm import CHART, Helm
 from tests.fixtures.postgres import LedgerDatabase, PostgresServer, _create_database
 from tests.fixtures.prometheus import JOB, running_prometheus
 from tests.fixtures.waiting import eventually
-from tests.image.test_image import image  # noqa: F401  (the image, as make image-test builds it)
+from tests.image.test_image import image, wheelhouse  # noqa: F401  (as make image-test builds it)
 from tests.node.conftest import (
     BRIDGE_IP,
     NODE_NAME,
