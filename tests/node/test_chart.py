@@ -29,6 +29,7 @@ from minds.devenv.install import repo_root
 from minds.devenv.postgres import start_postgres, stop_postgres
 from tests.e2e.executor_support import executions_by_step
 from tests.e2e.test_chart_install import _next_steps, _secret
+from tests.fixtures.docs import run_documented, sh_commands
 from tests.fixtures.helm import CHART, Helm
 from tests.fixtures.postgres import LedgerDatabase, PostgresServer, _create_database
 from tests.fixtures.prometheus import JOB, running_prometheus
@@ -48,6 +49,7 @@ RELEASE = "minds"
 NAMESPACE = "minds-system"
 ACCOUNT = "minds-controller"
 SELECTOR = "app.kubernetes.io/component=controller"
+INSTALL_DOC = repo_root() / "docs" / "install.md"
 
 
 @pytest.fixture(scope="module")
@@ -338,3 +340,55 @@ def test_upgrade_replaces_the_pod_and_reruns_the_hook_and_uninstall_keeps_crds_a
     assert release.kubectl("get", "mind", "atlas-keeper", "-n", release.team).returncode == 0
     with Ledger.from_url(release.database.app_url) as ledger:
         assert len(ledger.events(namespace=release.team)) >= recorded
+
+
+def test_the_install_docs_commands_run_as_written_on_the_real_node(
+    release: Release, bridge_postgres: PostgresServer, tmp_path: Path
+) -> None:
+    """docs/install.md, every command in its order, hooks and all, on the real node: its
+    install, upgrade and uninstall are what a platform team types. The one addition is a values
+    file, as a team adds its registry's image: the image as imported, and the real node's
+    toleration and node selector. Runs last: the test above removed the fixture's release, and
+    the doc starts from no namespace of its own."""
+    node = release.node
+    node.kubectl("delete", "namespace", NAMESPACE, "--wait=true", "--timeout=180s")
+    name = f"minds_docs_{uuid.uuid4().hex[:8]}"
+    _create_database(bridge_postgres.admin_url, name)  # empty: the doc's hook migrates it
+    database = bridge_postgres.database(name)
+    team = f"team-{uuid.uuid4().hex[:6]}"
+    node.kubectl("create", "namespace", team)
+    repository, tag = release.image.rsplit(":", 1)
+    local = tmp_path / "this-node.yaml"
+    local.write_text(
+        yaml.safe_dump(
+            {
+                "image": {"repository": repository, "tag": tag, "pullPolicy": "Never"},
+                "controller": {"tolerations": [TOLERATION], "nodeSelector": ON_REAL_NODE},
+            }
+        )
+    )
+    commands = [
+        f"{c} -f {local}" if c.startswith(("helm install", "helm upgrade")) else c
+        for c in sh_commands(INSTALL_DOC, skip="The image")
+    ]
+    assert [c.split()[1] for c in commands if c.startswith("helm ")] == [
+        "install",
+        "upgrade",
+        "uninstall",
+    ]
+    path = os.pathsep.join([str(release.helm.binary.parent), os.environ["PATH"]])
+    outputs = run_documented(
+        commands,
+        {
+            "<namespace>": team,
+            "<controller-url>": database.app_url,
+            "<owner-url>": database.owner_url,
+        },
+        {"KUBECONFIG": str(node.kubeconfig), "PATH": path},
+        repo_root(),
+    )
+    # The hook Job migrated the empty database from its Pod, as the owner, before anything ran.
+    with Ledger.from_url(database.app_url) as ledger:
+        ledger.events(namespace=team)  # a schema to read from, with the controller's role
+    assert "minds.minds.dev" in outputs[commands[-1]]  # uninstalled: the CRDs stay
+    assert release.controller_pods() == []
