@@ -4,6 +4,7 @@ to it costs at most two cycles (docs/execution.md, Waking a mind early)."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -15,6 +16,7 @@ from kubernetes import client
 from minds.adapters.kube.client import api_client
 from minds.adapters.ledger import Ledger
 from minds.devenv.controller import ControllerHandle
+from minds.domain.wakeups import Debounce
 from tests.e2e.executor_support import deployment as still_deployment
 from tests.e2e.executor_support import mind, set_health
 from tests.e2e.test_repeats_cycle import GOAL, plans_of
@@ -108,11 +110,12 @@ def test_a_broken_watched_deployment_is_planned_for_within_three_seconds(
 
 
 @pytest.mark.usefixtures("session_controller")
-def test_a_burst_of_changes_to_a_watched_workload_costs_at_most_two_cycles(
+def test_a_burst_of_changes_to_a_watched_workload_costs_a_cycle_per_cooldown(
     cluster: Cluster, namespace: str, e2e_ledger: Ledger
 ) -> None:
-    """Twenty status writes within two seconds, each of them news to the goal (its ready
-    replicas go up and down): one cycle when the burst starts, one after it, no more."""
+    """Twenty status writes paced to fit in two seconds, each of them news to the goal (its
+    ready replicas go up and down): one cycle when the burst starts, one after it, no more (one
+    more per further cooldown the burst spans when the machine stretches it)."""
     still_deployment(cluster, namespace)
     set_health(cluster, namespace, healthy=True)
     # The restart is denied: the mind observes and wants, but nothing it does changes the
@@ -131,12 +134,17 @@ def test_a_burst_of_changes_to_a_watched_workload_costs_at_most_two_cycles(
         ready = i % 2
         body["status"].update(readyReplicas=ready, availableReplicas=ready)
         apps.patch_namespaced_deployment_status(NAME, namespace, body, _preload_content=False)
-    assert time.monotonic() - began < 2.0, "the burst must fit in two seconds"
+    # Two when the burst fits in one cooldown, as it does on an idle machine. A loaded machine
+    # may stretch the twenty writes over several cooldowns; each of them then costs at most one
+    # more cycle, still far fewer than twenty (and the bound does not hide a missing debounce).
+    lasted = time.monotonic() - began
+    bound = 1 + math.ceil(lasted / Debounce().cooldown.total_seconds())
+    assert bound < 20 / 2, f"the burst took {lasted:.1f}s: too slow to show a debounce"
 
     def after() -> list[datetime]:
         return [at for at in cycles(e2e_ledger, namespace) if at >= start]
 
     eventually(lambda: len(after()) >= 1, timeout=10, what="a cycle woken by the burst")
-    # The debounce's cooldown is two seconds: a third cycle would come well within ten.
-    stays(lambda: len(after()) <= 2, 10, "at most two cycles for the burst")
-    assert 1 <= len(after()) <= 2
+    # The debounce's cooldown is two seconds: a cycle past the bound would come within ten.
+    stays(lambda: len(after()) <= bound, 10, f"at most {bound} cycles for the burst")
+    assert 1 <= len(after()) <= bound
