@@ -20,7 +20,6 @@ from pydantic import ValidationError
 
 from minds.domain.beliefs import PredictionStatus
 from minds.domain.capabilities.registry import CapabilityRegistry
-from minds.domain.corrections import revocations
 from minds.domain.execution.machine import OPEN_PLAN
 from minds.domain.intentions import (
     LIVE_STATUSES,
@@ -35,14 +34,10 @@ from minds.domain.resources.approval import Explanation
 from minds.domain.resources.common import set_condition
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 from minds.domain.resources.mind import MindSpec, MindStatus
-from minds.domain.volition.commitments import (
-    CommitmentContext,
-    CommitmentState,
-    check_commitments,
-)
-from minds.domain.volition.conflicts import Conflict, resolve_conflicts
+from minds.domain.volition.conflicts import Conflict
 from minds.domain.volition.coverage import OpenPlan, open_plan
 from minds.domain.volition.decisions import VolitionDecision
+from minds.domain.volition.deliberation import Deliberation, Held, deliberate
 from minds.domain.volition.findings import RECORDED, TAKEN_IN, take_in
 from minds.domain.volition.findings import WINDOW as FINDINGS_WINDOW
 from minds.domain.volition.formation import (
@@ -51,23 +46,22 @@ from minds.domain.volition.formation import (
     abandon_without_plan,
     form,
 )
-from minds.domain.volition.lapse import lapse
-from minds.domain.volition.promises import kept, left_by_earlier
+from minds.domain.volition.promises import kept
 from minds.domain.volition.reconsideration import (
     ReconsiderationContext,
     Trigger,
     reconsider,
 )
-from minds.domain.volition.settlement import answering, remembered_failures, serving, settle
+from minds.domain.volition.settlement import remembered_failures, serving
 from minds.domain.volition.wants import (
     Observation,
     Valence,
     Want,
     WantStatus,
     decayed_strength,
-    derive_wants,
     goal_met,
 )
+from minds.engine import failpoints
 from minds.engine.approval_service import ApprovalService
 from minds.engine.attention_reading import attention
 from minds.engine.belief_weighing import weigh
@@ -88,6 +82,7 @@ from minds.engine.ports import (
     Transactional,
     VolitionStore,
 )
+from minds.engine.promises import Earlier
 from minds.engine.resuming import plan_resumed
 
 log = logging.getLogger(__name__)
@@ -234,74 +229,20 @@ class MindCycle:
         )  # fmt: skip
         # A resumed intention with no plan that can run (a fork's inheritance) is planned.
         plan_resumed(self._ledger, self._resources, self._planning, namespace, name, now)
-        decisions += self._lapse(namespace, name, now)
-        decisions += self._settle(namespace, name, now)
 
-        held = {
-            k: CommitmentState(v)
-            for k, v in self._ledger.commitment_states(namespace, name).items()
-        }
-        updated_at = self._ledger.commitment_updated_at(namespace, name)
-        # A state an earlier object left is this one's only for what it promised.
-        stale = left_by_earlier(updated_at, {p.name for p in earlier.promises}, earlier.ended_at)
-        own = {k: v for k, v in held.items() if k not in stale}
-        context = CommitmentContext(
-            spec=spec,
-            recorded=own,
-            revocations=revocations(spec),
-            # A fulfilled commitment's row was last written when it was fulfilled.
-            fulfilled_at={
-                k: updated_at[k]
-                for k, v in own.items()
-                if v is CommitmentState.FULFILLED and k in updated_at
-            },
-        )
-        states, commitment_decisions = check_commitments(
-            now, context, namespace=namespace, mind=name, registry=self._registry, told=held
-        )
-        for commitment, assessment in states.items():
-            self._ledger.set_commitment_state(
-                namespace, name, commitment, assessment.state.value, assessment.reason, now
-            )
-        decisions += self._record(commitment_decisions)
-        context = CommitmentContext(
-            spec=spec,
-            recorded={k: a.state for k, a in states.items()},
-            fulfilled_at=context.fulfilled_at,
-        )
-
-        existing = [Want.model_validate(d) for d in self._ledger.wants(namespace, name)]
-        derived = derive_wants(
-            [*observations, *findings],
-            self._ledger.predictions(namespace, name),
-            self._ledger.beliefs(namespace, name),
+        # Read, decide (pure), then apply in one transaction: a crash in between leaves the
+        # cycle undone, never half done, and the next cycle decides it again from the ledger.
+        deliberation = deliberate(
             spec,
-            existing,
+            self._held(namespace, name, earlier),
+            [*observations, *findings],
             now,
             namespace=namespace,
             mind=name,
-            commitments=context,
             registry=self._registry,
         )
-        for want in derived.wants:
-            self._store_want(want)
-        decisions += self._record(derived.decisions)
-        wants = {w.id: w for w in existing}
-        wants.update({w.id: w for w in derived.wants})
-        active = [w for w in wants.values() if w.status is WantStatus.ACTIVE]
-
-        previous = [Conflict.model_validate(c) for c in self._ledger.conflicts(namespace, name)]
-        resolved = resolve_conflicts(active, spec, previous, now, namespace=namespace, mind=name)
-        for conflict in resolved.conflicts:
-            self._ledger.save_conflict(
-                namespace=namespace,
-                mind=name,
-                conflict_id=conflict.id,
-                open_=conflict.open,
-                data=conflict.to_k8s(),
-                at=now,
-            )
-        decisions += self._record(resolved.decisions)
+        decisions += self._apply(namespace, name, deliberation, now)
+        wants = dict(deliberation.everything)
 
         decisions += self._reconsider_met_goals(namespace, name, observations, wants, now)
         # After the world's change is answered (a recovered workload fulfils its intention),
@@ -318,7 +259,7 @@ class MindCycle:
         grants = list(mind_view.grants) if mind_view else []
         open_plans = self._open_plans(namespace)
         approach = sorted(
-            (w for w in active if w.valence is Valence.APPROACH),
+            (w for w in deliberation.active if w.valence is Valence.APPROACH),
             key=lambda w: (-decayed_strength(w, now), w.id),
         )
         for want in approach:
@@ -328,33 +269,41 @@ class MindCycle:
                 intentions,
                 DEFAULT_CAPACITY,
                 now,
-                conflicts=resolved.conflicts,
+                conflicts=deliberation.conflicts,
                 grants=grants,
                 registry=self._registry,
                 open_plans=open_plans,
                 failed=remembered_failures(wants.values(), want.target or want.subject, now),
             )
-            decisions += self._record([formation.decision])
             if formation.intention is None:
+                decisions += self._record([formation.decision])
                 if spec.dreams and formation.reason in DREAMABLE:
                     dreamt += self._dream(namespace, name, want, now)
                 continue
-            intention, created = self._ledger.form_intention(formation.intention)
+            # The choice, the intention and the want's link to it are one write: linked
+            # before planning, so whatever becomes of the intention is settled. The Plan is a
+            # Kubernetes object and cannot join the transaction; an intention left without
+            # one is planned by a later cycle (``plan_resumed``).
+            with self._ledger.transaction():
+                decisions += self._record([formation.decision])
+                intention, created = self._ledger.form_intention(formation.intention)
+                if created:
+                    want = serving(want, intention.id)
+                    self._store_want(want)
             if not created:
                 continue
+            wants[want.id] = want
             intentions.append(intention)
             formed += 1
-            # Linked before planning, so whatever becomes of the intention is settled.
-            want = wants[want.id] = serving(want, intention.id)
-            self._store_want(want)
             planned = self._planning.plan(intention)
             if planned.plan_name is None:
                 abandoned = abandon_without_plan(intention, want, planned.result.reason, now)
-                self._ledger.transition_intention(
-                    intention.id, abandoned.intention.status, abandoned.intention.reason, now
-                )
-                self._store_want(abandoned.want)
-                decisions += self._record(list(abandoned.decisions))
+                with self._ledger.transaction():
+                    self._ledger.transition_intention(
+                        intention.id, abandoned.intention.status, abandoned.intention.reason, now
+                    )
+                    self._store_want(abandoned.want)
+                    decisions += self._record(list(abandoned.decisions))
             else:
                 self._ledger.update_intention(intention.id, plan=planned.plan_name, at=now)
 
@@ -408,39 +357,49 @@ class MindCycle:
         fresh = self._ledger.append_events(list(found.markers)) if found.markers else []
         return [o for o, new in zip(found.observations, fresh, strict=True) if new]
 
-    def _lapse(self, namespace: str, name: str, now: datetime) -> int:
-        """Blocked and suspended intentions that waited too long are abandoned (see `lapse`);
-        what they still wait a person for is withdrawn."""
-        written = 0
-        for intention in self._ledger.intentions(namespace=namespace, mind=name):
-            lapsed = lapse(intention, now)
-            if lapsed is None:
-                continue
-            after = lapsed.intention
-            self._ledger.transition_intention(after.id, after.status, after.reason, now)
-            written += self._record([lapsed.decision])
-            if intention.plan:
-                self._withdraw_pending(namespace, intention.plan, after.reason or "lapsed")
-        return written
+    def _held(self, namespace: str, name: str, earlier: Earlier) -> Held:
+        """What the deliberation starts from, as the ledger has it now."""
+        return Held(
+            intentions=self._ledger.intentions(namespace=namespace, mind=name),
+            wants=[Want.model_validate(d) for d in self._ledger.wants(namespace, name)],
+            commitments=self._ledger.commitment_states(namespace, name),
+            commitments_at=self._ledger.commitment_updated_at(namespace, name),
+            conflicts=[Conflict.model_validate(c) for c in self._ledger.conflicts(namespace, name)],
+            predictions=self._ledger.predictions(namespace, name),
+            beliefs=self._ledger.beliefs(namespace, name),
+            promised={p.name for p in earlier.promises},
+            earlier_ended_at=earlier.ended_at,
+        )
 
-    def _settle(self, namespace: str, name: str, now: datetime) -> int:
-        """Ended intentions settle the wants they served and the commitments they carried
-        (see `settlement`), once: the want forgets the intention when it is settled."""
-        intentions = {i.id: i for i in self._ledger.intentions(namespace=namespace, mind=name)}
-        written = 0
-        for data in self._ledger.wants(namespace, name):
-            want = Want.model_validate(data)
-            intention = answering(want, intentions)
-            settled = settle(want, intention, now) if intention else None
-            if settled is None:
-                continue
-            if settled.commitment is not None:
-                c = settled.commitment
+    def _apply(self, namespace: str, name: str, done: Deliberation, now: datetime) -> int:
+        """Write the deliberation whole; how many decisions were new. What a lapsed intention
+        still waits a person for is withdrawn after, since an Approval is no ledger row."""
+        with self._ledger.transaction():
+            for lapsed in done.lapsed:
+                after = lapsed.intention
+                self._ledger.transition_intention(after.id, after.status, after.reason, now)
+            for c in done.commitments:
                 self._ledger.set_commitment_state(
                     namespace, name, c.name, c.state.value, c.reason, now
                 )
-            self._store_want(settled.want)
-            written += self._record(settled.decisions)
+            for want in done.wants:
+                self._store_want(want)
+            # Half of the cycle is written here: a crash must leave none of it.
+            failpoints.hit("cycle-applying", f"{namespace}/{name}")
+            for conflict in done.conflicts:
+                self._ledger.save_conflict(
+                    namespace=namespace,
+                    mind=name,
+                    conflict_id=conflict.id,
+                    open_=conflict.open,
+                    data=conflict.to_k8s(),
+                    at=now,
+                )
+            written = self._record(done.decisions)
+        for lapsed in done.lapsed:
+            if lapsed.intention.plan:
+                reason = lapsed.intention.reason or "lapsed"
+                self._withdraw_pending(namespace, lapsed.intention.plan, reason)
         return written
 
     def _open_plans(self, namespace: str) -> list[OpenPlan]:
