@@ -17,7 +17,8 @@ import pytest
 
 from minds.adapters.ledger import Ledger
 from minds.devenv.controller import stop_controller
-from minds.engine.capability_service import CapabilityService, Invocation, Origin, OutcomeKind
+from minds.engine.capability_service import CapabilityService
+from minds.engine.invocations import Invocation, Origin, OutcomeKind
 from tests.e2e.executor_support import (
     apply,
     deployment,

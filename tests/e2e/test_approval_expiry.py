@@ -28,7 +28,8 @@ from minds.devenv.controller import ControllerHandle
 from minds.domain.intentions import IntentionStatus
 from minds.domain.resources.approval import Explanation
 from minds.domain.resources.common import parse_timestamp
-from minds.engine.capability_service import CapabilityService, Invocation, Origin
+from minds.engine.capability_service import CapabilityService
+from minds.engine.invocations import Invocation, Origin
 from tests.e2e.approval_support import (
     MIND,
     PLAN,

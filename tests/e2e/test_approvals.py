@@ -12,12 +12,8 @@ import pytest
 
 from minds.adapters.ledger import Ledger
 from minds.domain.resources.approval import Explanation
-from minds.engine.capability_service import (
-    CapabilityService,
-    Invocation,
-    Origin,
-    OutcomeKind,
-)
+from minds.engine.capability_service import CapabilityService
+from minds.engine.invocations import Invocation, Origin, OutcomeKind
 from tests.e2e.approval_support import (
     MIND,
     PLAN,

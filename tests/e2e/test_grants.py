@@ -17,7 +17,8 @@ from minds.adapters.ledger import Ledger
 from minds.devenv.install import CONTROLLER_ACCOUNT, CONTROLLER_NAMESPACE
 from minds.devenv.kubectl import kubectl
 from minds.domain.resources.approval import Explanation
-from minds.engine.capability_service import CapabilityService, Invocation, Origin, OutcomeKind
+from minds.engine.capability_service import CapabilityService
+from minds.engine.invocations import Invocation, Origin, OutcomeKind
 from tests.e2e.executor_support import APPROVERS, apply, deployment, mind
 from tests.fixtures.cluster import Cluster
 from tests.fixtures.waiting import eventually

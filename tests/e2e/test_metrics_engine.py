@@ -16,7 +16,7 @@ from minds.adapters.ledger import Ledger
 from minds.domain.capabilities.registry import REGISTRY
 from minds.domain.resources.approval import Explanation
 from minds.engine.assembly import EnginePorts, assemble
-from minds.engine.capability_service import Invocation, Origin, OutcomeKind
+from minds.engine.invocations import Invocation, Origin, OutcomeKind
 from tests.e2e.executor_support import deployment, mind, workload
 from tests.fixtures.cluster import Cluster
 from tests.fixtures.waiting import eventually

@@ -56,7 +56,7 @@ from minds.domain.resources.approval import (
 from minds.domain.resources.common import parse_timestamp
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 from minds.domain.resources.mind import MindSpec
-from minds.engine.capability_service import LABEL_PLAN_UID
+from minds.engine.asking import LABEL_PLAN_UID
 from minds.engine.conditional import write_status
 from minds.engine.mind_story import tell_mind
 from minds.engine.plan_authors import plan_author

@@ -17,6 +17,7 @@ from typing import Protocol
 from minds.domain.approvals import DEFAULT_TTL
 from minds.domain.capabilities.registry import CapabilityRegistry
 from minds.engine.approval_service import ApprovalLedger, ApprovalService
+from minds.engine.asking import AskingService
 from minds.engine.capability_service import CapabilityService, DriverPort, ExecutionLedger
 from minds.engine.cycle import CycleLedger, MindCycle
 from minds.engine.executor import Executor
@@ -25,6 +26,7 @@ from minds.engine.mind_service import MindService
 from minds.engine.plan_service import PlanService
 from minds.engine.planning_service import PlanningService, Proposer
 from minds.engine.ports import Clock, EventPort, ExecutorLedger, LedgerPort, ResourcePort
+from minds.engine.promises import Promises
 from minds.engine.retention import PlanRetention, RetentionLedger
 from minds.engine.telemetry import NO_TELEMETRY, Telemetry
 
@@ -77,6 +79,7 @@ class Engine:
     """Every service of the engine, linked as the controller runs them."""
 
     capabilities: CapabilityService
+    asking: AskingService
     minds: MindService
     plans: PlanService
     approvals: ApprovalService
@@ -96,14 +99,24 @@ def assemble(ports: EnginePorts) -> Engine:
         ports.clock,
         ports.registry,
     )
+    promises = Promises(ledger)
+    asking = AskingService(
+        resources=resources,
+        ledger=ledger,
+        clock=clock,
+        registry=registry,
+        promises=promises,
+        approval_ttl=ports.approval_ttl,
+    )
     capabilities = CapabilityService(
         resources=resources,
         ledger=ledger,
         drivers=ports.drivers,
         clock=clock,
         registry=registry,
+        promises=promises,
+        asking=asking,
         telemetry=ports.telemetry,
-        approval_ttl=ports.approval_ttl,
     )
     names = ports.capability_names
     minds = MindService(
@@ -113,7 +126,7 @@ def assemble(ports: EnginePorts) -> Engine:
         clock=clock,
         capabilities=frozenset(registry.names()) if names is None else names,
         model_endpoints=ports.model_endpoints,
-        promises=capabilities.promises,
+        promises=promises,
     )
     plans = PlanService(
         resources=resources, ledger=ledger, events=events, clock=clock, registry=registry
@@ -130,6 +143,7 @@ def assemble(ports: EnginePorts) -> Engine:
         ledger=ledger,
         events=events,
         capabilities=capabilities,
+        asking=asking,
         approvals=approvals,
         planning=planning,
         clock=clock,
@@ -148,6 +162,7 @@ def assemble(ports: EnginePorts) -> Engine:
     )
     return Engine(
         capabilities=capabilities,
+        asking=asking,
         minds=minds,
         plans=plans,
         approvals=approvals,

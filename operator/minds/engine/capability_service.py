@@ -5,8 +5,8 @@ Every invocation is authorised by the pure decision order in
 What happens next depends on the answer:
 
 - deny: nothing else happens;
-- approve: an ``Approval`` is raised (or the existing one for this origin adopted) and the
-  caller is told the action is pending;
+- approve: a person is asked (``minds.engine.asking`` raises the ``Approval``, or adopts
+  the existing one for this origin) and the caller is told the action is pending;
 - allow: a grant that made it so is consumed (one operation, by a conditional write), a
   write-ahead execution row is written, the driver acts, and the outcome is recorded.
 
@@ -21,15 +21,11 @@ so no Approval object, re-created or not, makes a step act twice.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import suppress
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
-from enum import StrEnum
+from dataclasses import replace
 from typing import Any, Protocol
 
 from pydantic import JsonValue, ValidationError
 
-from minds.domain.approvals import DEFAULT_TTL, approval_name, label_value
 from minds.domain.base import Model
 from minds.domain.capabilities.authority import (
     AuthorityDecision,
@@ -48,25 +44,23 @@ from minds.domain.executions import (
     ExecutionStatus,
 )
 from minds.domain.grants import consumed, view
-from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
-from minds.domain.resources.approval import (
-    ApprovalKind,
-    ApprovalOrigin,
-    ApprovalSpec,
-    Explanation,
-    GrantRequest,
-    MindApprovers,
-)
-from minds.domain.resources.common import API_GROUP, API_VERSION
+from minds.domain.ledger import EventRecord, idempotency_key
 from minds.domain.resources.grant import CapabilityGrantSpec, CapabilityGrantStatus
-from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
+from minds.domain.resources.kinds import CAPABILITY_GRANT
 from minds.domain.resources.mind import MindSpec, PolicyDecision
 from minds.engine import failpoints
+from minds.engine.asking import AskingService
 from minds.engine.conditional import write_status
 from minds.engine.grant_service import unvouched
-from minds.engine.plan_authors import asked_of
+from minds.engine.invocations import (
+    Invocation,
+    InvocationOutcome,
+    OutcomeKind,
+    Preview,
+    told_row,
+)
+from minds.engine.mind_reading import acting_mind
 from minds.engine.ports import (
-    AlreadyExists,
     Clock,
     LedgerPort,
     NotFound,
@@ -75,12 +69,6 @@ from minds.engine.ports import (
 )
 from minds.engine.promises import MindHistory, Promises
 from minds.engine.telemetry import NO_TELEMETRY, Telemetry
-
-LABEL_MIND = "minds.dev/mind"
-LABEL_BATCH = "minds.dev/batch"
-LABEL_KIND = "minds.dev/request-kind"
-#: The uid of the Plan that asked: its Approvals are found (and withdrawn) by it.
-LABEL_PLAN_UID = "minds.dev/plan-uid"
 
 #: How often an invocation re-decides after losing the race for a grant's last operation.
 GRANT_RACE_RETRIES = 3
@@ -122,94 +110,6 @@ class ExecutionLedger(LedgerPort, MindHistory, Transactional, Protocol):
     ) -> tuple[ExecutionRecord, ExecutionOutcome | None] | None: ...
 
 
-class OutcomeKind(StrEnum):
-    EXECUTED = "executed"
-    PENDING = "pending"
-    DENIED = "denied"
-    FAILED = "failed"
-    #: The operator-attention cap is reached; ask again later.
-    DEFERRED = "deferred"
-
-
-@dataclass(frozen=True)
-class Origin:
-    """Who asks: a plan step (plan, uid, step, attempt), or a mind's cycle for checks."""
-
-    mind: str
-    intention: str | None = None
-    plan: str | None = None
-    plan_uid: str | None = None
-    step: str | None = None
-    attempt: int = 1
-    cycle: str | None = None
-
-    def execution(self) -> ExecutionOrigin:
-        return ExecutionOrigin(
-            plan=self.plan,
-            plan_uid=self.plan_uid,
-            step=self.step,
-            attempt=self.attempt if self.step else None,
-            cycle=self.cycle,
-        )
-
-    def approval(self) -> ApprovalOrigin:
-        return ApprovalOrigin(
-            mind=self.mind,
-            intention=self.intention,
-            plan=self.plan,
-            plan_uid=self.plan_uid,
-            step=self.step,
-            attempt=self.attempt,
-        )
-
-
-@dataclass(frozen=True)
-class Invocation:
-    namespace: str
-    capability: str
-    parameters: dict[str, Any]
-    origin: Origin
-    explanation: Explanation
-    evidence: dict[str, JsonValue] = field(default_factory=dict)
-    require_approval: bool = False
-    #: A check observes to verify an outcome; it never asks a person.
-    check: bool = False
-    batch_key: str | None = None
-    #: How long its Approval waits for a person; None: the service's (the controller's
-    #: configured ``approvals.ttlSeconds``).
-    approval_ttl: timedelta | None = None
-
-
-@dataclass(frozen=True)
-class CapabilityRequest:
-    """A request for temporary, scoped authority: becomes an Approval of kind grant."""
-
-    namespace: str
-    capability: str
-    origin: Origin
-    grant: GrantRequest
-    explanation: Explanation
-    batch_key: str | None = None
-    approval_ttl: timedelta | None = None
-
-
-@dataclass(frozen=True)
-class InvocationOutcome:
-    kind: OutcomeKind
-    reason: str
-    result: DriverResult | None = None
-    approval: str | None = None
-    execution_id: int | None = None
-    decision: AuthorityDecision | None = None
-
-
-@dataclass(frozen=True)
-class Preview:
-    decision: PolicyDecision
-    trail: list[dict[str, Any]]
-    dry_run: DriverResult | None = None
-
-
 class CapabilityService:
     def __init__(
         self,
@@ -219,8 +119,9 @@ class CapabilityService:
         drivers: DriverPort,
         clock: Clock,
         registry: CapabilityRegistry,
+        promises: Promises,
+        asking: AskingService,
         telemetry: Telemetry = NO_TELEMETRY,
-        approval_ttl: timedelta = DEFAULT_TTL,
     ) -> None:
         self._resources = resources
         self._ledger = ledger
@@ -228,10 +129,10 @@ class CapabilityService:
         self._clock = clock
         self._registry = registry
         self._telemetry = telemetry
-        self._approval_ttl = approval_ttl
+        self._asking = asking
         #: The promises earlier objects of each Mind's name made: they bind it here, where
         #: every action is authorised, and the cycle and the executor read them from here.
-        self.promises = Promises(ledger)
+        self.promises = promises
 
     def _told(self, inv: Invocation, outcome: InvocationOutcome) -> InvocationOutcome:
         self._telemetry.invoked(inv.namespace, inv.origin.mind, inv.capability, outcome.kind.value)
@@ -240,17 +141,7 @@ class CapabilityService:
     # -- reading the mind ----------------------------------------------------------------
 
     def _mind(self, namespace: str, name: str) -> tuple[MindSpec | None, str]:
-        try:
-            body = self._resources.get(MIND, namespace, name)
-        except NotFound:
-            return None, f"mind {namespace}/{name} not found"
-        try:
-            spec = MindSpec.model_validate(body.get("spec") or {})
-        except ValidationError:
-            return None, f"mind {namespace}/{name} has a spec this controller cannot read"
-        if not spec.active:
-            return None, f"mind {namespace}/{name} is inactive: inactive minds never act"
-        return self.promises.kept(body, spec, self._clock()), ""
+        return acting_mind(self._resources, namespace, name, self.promises, self._clock())
 
     def _grants(
         self, namespace: str, mind: str
@@ -300,46 +191,15 @@ class CapabilityService:
 
     # -- the ledger ----------------------------------------------------------------------
 
-    def _row(
-        self,
-        namespace: str,
-        mind: str,
-        type_: str,
-        key: str,
-        payload: dict[str, JsonValue],
-        subject: SubjectRef,
-    ) -> EventRecord:
-        return EventRecord(
-            mind=mind,
-            namespace=namespace,
-            type=type_,
-            subject=subject,
-            payload=payload,
-            occurred_at=self._clock(),
-            idempotency_key=idempotency_key("capability", type_, key),
-        )
-
-    @staticmethod
-    def _subject(inv: Invocation) -> SubjectRef:
-        if inv.origin.plan:
-            return SubjectRef(kind="Plan", name=inv.origin.plan, uid=inv.origin.plan_uid)
-        return SubjectRef(kind="Mind", name=inv.origin.mind)
-
     def _decision_row(self, inv: Invocation, decision: AuthorityDecision, key: str) -> EventRecord:
-        return self._row(
-            inv.namespace,
-            inv.origin.mind,
-            "policy_decision",
-            key,
-            {
-                "capability": inv.capability,
-                "target": decision.target,
-                "decision": decision.decision.value,
-                "grant": decision.grant,
-                "trail": [s.to_k8s() for s in decision.trail],
-            },
-            self._subject(inv),
-        )
+        payload: dict[str, JsonValue] = {
+            "capability": inv.capability,
+            "target": decision.target,
+            "decision": decision.decision.value,
+            "grant": decision.grant,
+            "trail": [s.to_k8s() for s in decision.trail],
+        }
+        return told_row(inv, "policy_decision", key, payload, self._clock())
 
     def _record_decision(self, inv: Invocation, decision: AuthorityDecision, key: str) -> None:
         """A denial is a row of its own; a decision that lets the action run goes in the
@@ -363,7 +223,7 @@ class CapabilityService:
                 return InvocationOutcome(OutcomeKind.DENIED, decision.reason, decision=decision)
             if decision.decision is PolicyDecision.APPROVE:
                 decided = self._decision_row(inv, decision, key)
-                return self._raise_approval(inv, decision, decided, spec.approvers)
+                return self._asking.ask(inv, decision, decided, spec.approvers)
             held_in = decision.grant_namespace or inv.namespace
             if decision.grant is None or self._consume(held_in, decision.grant):
                 decided = self._decision_row(inv, decision, key)
@@ -455,7 +315,6 @@ class CapabilityService:
             authority=authority,
             started_at=self._clock(),
         )
-        subject = self._subject(inv)
 
         def base(row: ExecutionRecord) -> dict[str, JsonValue]:
             return {
@@ -467,9 +326,7 @@ class CapabilityService:
             }
 
         def told(row: ExecutionRecord) -> list[EventRecord]:
-            authorised = self._row(
-                inv.namespace, inv.origin.mind, "tool_authorised", origin.key(), base(row), subject
-            )
+            authorised = told_row(inv, "tool_authorised", origin.key(), base(row), self._clock())
             return [*([decided] if decided is not None else []), authorised]
 
         def outcome(row: ExecutionRecord, result: DriverResult) -> ExecutionOutcome:
@@ -486,8 +343,7 @@ class CapabilityService:
         def finished(row: ExecutionRecord, result: DriverResult) -> list[EventRecord]:
             type_ = "tool_executed" if result.ok else "tool_failed"
             payload = {**base(row), "summary": result.summary, "error": result.error}
-            mind = inv.origin.mind
-            return [self._row(inv.namespace, mind, type_, origin.key(), payload, subject)]
+            return [told_row(inv, type_, origin.key(), payload, self._clock())]
 
         def act() -> DriverResult:
             try:
@@ -546,131 +402,6 @@ class CapabilityService:
         kind = OutcomeKind.EXECUTED if result.ok else OutcomeKind.FAILED
         return InvocationOutcome(kind, outcome.summary, result=result, execution_id=row.id)
 
-    # -- approvals -----------------------------------------------------------------------
-
-    def _labels(self, origin: Origin, batch_key: str | None, kind: ApprovalKind) -> dict[str, str]:
-        labels = {LABEL_MIND: label_value(origin.mind), LABEL_KIND: kind.value}
-        if batch_key:
-            labels[LABEL_BATCH] = label_value(batch_key)
-        if origin.plan_uid:
-            labels[LABEL_PLAN_UID] = label_value(origin.plan_uid)
-        return labels
-
-    def _create_approval(
-        self, namespace: str, origin: Origin, spec: ApprovalSpec, batch_key: str | None
-    ) -> str:
-        name = approval_name(origin.approval(), spec.kind)
-        metadata: dict[str, Any] = {
-            "name": name,
-            "namespace": namespace,
-            "labels": self._labels(origin, batch_key, spec.kind),
-        }
-        if origin.plan and origin.plan_uid:
-            # The Approval belongs to this one Plan (its uid): a cluster's garbage collector
-            # removes it with the Plan, and the executor acts on it only for that uid.
-            metadata["ownerReferences"] = [
-                {
-                    "apiVersion": f"{API_GROUP}/{API_VERSION}",
-                    "kind": PLAN.kind,
-                    "name": origin.plan,
-                    "uid": origin.plan_uid,
-                    "controller": True,
-                    "blockOwnerDeletion": False,
-                }
-            ]
-        body = {"metadata": metadata, "spec": spec.to_k8s()}
-        # A retry after a crash finds the Approval it made: the person is not asked twice.
-        with suppress(AlreadyExists):
-            self._resources.create(APPROVAL, namespace, body)
-        return name
-
-    def _raise_approval(
-        self,
-        inv: Invocation,
-        decision: AuthorityDecision,
-        decided: EventRecord,
-        approvers: MindApprovers,
-    ) -> InvocationOutcome:
-        """Ask a person (one of the Mind's ``approvers``, fixed into the request): the
-        Approval, then the decision that sent it to them and the request, in one
-        transaction."""
-        spec = ApprovalSpec(
-            kind=ApprovalKind.ACTION,
-            mind=inv.origin.mind,
-            capability=inv.capability,
-            target=decision.target,
-            parameters=decision.parameters,
-            explanation=inv.explanation,
-            origin=inv.origin.approval(),
-            batch_key=inv.batch_key,
-            expires_at=self._clock() + (inv.approval_ttl or self._approval_ttl),
-            **asked_of(self._resources, inv.namespace, inv.origin.approval(), approvers),
-        )
-        name = self._create_approval(inv.namespace, inv.origin, spec, inv.batch_key)
-        requested = self._row(
-            inv.namespace,
-            inv.origin.mind,
-            "tool_requested",
-            inv.origin.execution().key(),
-            {"capability": inv.capability, "target": decision.target, "approval": name},
-            self._subject(inv),
-        )
-        self._ledger.append_events([decided, requested])
-        return InvocationOutcome(
-            OutcomeKind.PENDING, f"waiting for approval {name}", approval=name, decision=decision
-        )
-
-    def open_requests(self, namespace: str, mind: str) -> int:
-        """Pending grant requests of a mind: what it currently asks of operator attention."""
-        selector = f"{LABEL_MIND}={label_value(mind)},{LABEL_KIND}={ApprovalKind.GRANT.value}"
-        return sum(
-            1
-            for body in self._resources.list(APPROVAL, namespace, selector)
-            if (body.get("status") or {}).get("phase", "Pending") == "Pending"
-        )
-
-    def request_capability(self, req: CapabilityRequest) -> InvocationOutcome:
-        """Ask a person for a grant. Refused outright when the grant could never help (the
-        capability is unknown, locked or denied by policy), deferred at the attention cap."""
-        spec, why_not = self._mind(req.namespace, req.origin.mind)
-        if spec is None:
-            return InvocationOutcome(OutcomeKind.DENIED, why_not)
-        cap = self._registry.get(req.capability)
-        if cap is None:
-            return InvocationOutcome(OutcomeKind.DENIED, f"{req.capability} is not registered")
-        if req.capability in spec.locked_capabilities:
-            return InvocationOutcome(OutcomeKind.DENIED, f"{req.capability} is locked")
-        name = approval_name(req.origin.approval(), ApprovalKind.GRANT)
-        try:
-            self._resources.get(APPROVAL, req.namespace, name)
-            exists = True
-        except NotFound:
-            exists = False
-        if (
-            not exists
-            and self.open_requests(req.namespace, req.origin.mind)
-            >= spec.attention.max_open_requests
-        ):
-            return InvocationOutcome(
-                OutcomeKind.DEFERRED,
-                f"operator attention cap reached ({spec.attention.max_open_requests} open "
-                "requests); ask again later",
-            )
-        approval = ApprovalSpec(
-            kind=ApprovalKind.GRANT,
-            mind=req.origin.mind,
-            capability=req.capability,
-            target=req.grant.target_pattern,
-            grant=req.grant,
-            explanation=req.explanation,
-            origin=req.origin.approval(),
-            batch_key=req.batch_key,
-            expires_at=self._clock() + (req.approval_ttl or self._approval_ttl),
-            **asked_of(self._resources, req.namespace, req.origin.approval(), spec.approvers),
-        )
-        name = self._create_approval(req.namespace, req.origin, approval, req.batch_key)
-        return InvocationOutcome(OutcomeKind.PENDING, f"waiting for approval {name}", approval=name)
-
     def execute_approved(
         self, inv: Invocation, approval: str, approval_uid: str, decided_by: str | None
     ) -> InvocationOutcome:
@@ -726,51 +457,4 @@ class CapabilityService:
             mind_spec,
             decided,
             approval=approval,
-        )
-
-    def create_approved_grant(
-        self, namespace: str, approval_name_: str, approval: ApprovalSpec
-    ) -> InvocationOutcome:
-        """The grant a person approved, created by the executor following the request step.
-        Creating it is idempotent (named after the Approval), so no write-ahead row is needed:
-        a second call finds it and changes nothing."""
-        mind_spec, why_not = self._mind(namespace, approval.mind)
-        if mind_spec is None:
-            return InvocationOutcome(OutcomeKind.DENIED, f"not created: {why_not}")
-        return self._create_grant(namespace, approval_name_, approval)
-
-    def _create_grant(
-        self, namespace: str, approval_name_: str, approval: ApprovalSpec
-    ) -> InvocationOutcome:
-        assert approval.grant is not None
-        now: datetime = self._clock()
-        request = approval.grant
-        spec = CapabilityGrantSpec(
-            mind=approval.mind,
-            capability=approval.capability,
-            target_pattern=request.target_pattern,
-            parameter_limits=request.parameter_limits,
-            expires_at=now + timedelta(seconds=request.duration_seconds),
-            operation_cap=request.operation_cap,
-            reason=request.reason,
-            risk=request.risk,
-            mitigation=request.mitigation,
-            fallback=request.fallback,
-            # Admission checks both against the Approval: the person who approved is who
-            # granted it, and this grant is that Approval's.
-            granted_by=approval.decided_by,
-            approval=approval_name_,
-        )
-        body = {
-            "metadata": {
-                "name": approval_name_,
-                "namespace": namespace,
-                "labels": {LABEL_MIND: label_value(approval.mind)},
-            },
-            "spec": spec.to_k8s(),
-        }
-        with suppress(AlreadyExists):
-            self._resources.create(CAPABILITY_GRANT, namespace, body)
-        return InvocationOutcome(
-            OutcomeKind.EXECUTED, f"grant {approval_name_} created", approval=approval_name_
         )

@@ -65,10 +65,11 @@ from minds.engine import failpoints
 from minds.engine.approval_service import ApprovalService
 from minds.engine.attention_reading import attention
 from minds.engine.belief_weighing import weigh
-from minds.engine.capability_service import CapabilityService, Invocation, Origin, OutcomeKind
+from minds.engine.capability_service import CapabilityService
 from minds.engine.conditional import write_status
 from minds.engine.correction_service import CorrectionService
 from minds.engine.decisions import record_decisions
+from minds.engine.invocations import Invocation, Origin, OutcomeKind
 from minds.engine.planning_service import PlanningService
 from minds.engine.ports import (
     Beliefs,

@@ -27,6 +27,7 @@ from minds.domain.plan_retention import CONCLUSION, plan_event_key
 from minds.domain.planning.model import Plan, PlanOrigin, PlanStatus, Step
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.approval_service import ApprovalService
+from minds.engine.asking import AskingService
 from minds.engine.attention_reading import attend
 from minds.engine.capability_service import CapabilityService
 from minds.engine.executing import (
@@ -121,6 +122,7 @@ class Executor:
         ledger: ExecutorLedger,
         events: EventPort,
         capabilities: CapabilityService,
+        asking: AskingService,
         approvals: ApprovalService,
         planning: PlanningService,
         clock: Clock,
@@ -132,6 +134,7 @@ class Executor:
             ledger=ledger,
             events=events,
             capabilities=capabilities,
+            asking=asking,
             approvals=approvals,
             planning=planning,
             clock=clock,

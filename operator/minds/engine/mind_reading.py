@@ -31,3 +31,21 @@ def mind_spec(
         return spec
     kept, now = promises
     return kept.kept(body, spec, now)
+
+
+def acting_mind(
+    resources: ResourceReader, namespace: str, name: str, promises: Promises, now: datetime
+) -> tuple[MindSpec | None, str]:
+    """The spec an action of the Mind is judged by (its promises kept), or None and why not:
+    gone, unreadable, or inactive (an inactive mind never acts)."""
+    try:
+        body = resources.get(MIND, namespace, name)
+    except NotFound:
+        return None, f"mind {namespace}/{name} not found"
+    try:
+        spec = MindSpec.model_validate(body.get("spec") or {})
+    except ValidationError:
+        return None, f"mind {namespace}/{name} has a spec this controller cannot read"
+    if not spec.active:
+        return None, f"mind {namespace}/{name} is inactive: inactive minds never act"
+    return promises.kept(body, spec, now), ""

@@ -45,6 +45,7 @@ def test_the_executor_and_the_cycle_act_through_the_same_services() -> None:
     engine = assemble(ports())
     deps = engine.executor._deps
     assert deps.capabilities is engine.capabilities
+    assert deps.asking is engine.asking
     assert deps.approvals is engine.approvals
     assert deps.planning is engine.planning
     assert engine.cycle._capabilities is engine.capabilities
@@ -59,9 +60,15 @@ def test_the_cycle_reviews_assumptions_through_the_executor() -> None:
     assert getattr(review, "__self__", None) is engine.executor
 
 
-def test_the_mind_service_reads_the_capability_services_promises() -> None:
+def test_who_authorises_who_asks_and_the_mind_service_read_the_same_promises() -> None:
     engine = assemble(ports())
     assert engine.minds._promises is engine.capabilities.promises
+    assert engine.asking._promises is engine.capabilities.promises
+
+
+def test_an_approve_decision_asks_through_the_asking_service() -> None:
+    engine = assemble(ports())
+    assert engine.capabilities._asking is engine.asking
 
 
 def test_every_service_is_handed_the_same_ports() -> None:
@@ -69,6 +76,7 @@ def test_every_service_is_handed_the_same_ports() -> None:
     engine = assemble(given)
     services = [
         engine.capabilities,
+        engine.asking,
         engine.minds,
         engine.plans,
         engine.approvals,
@@ -113,7 +121,7 @@ def test_the_optional_ports_reach_the_services_that_use_them() -> None:
     )
     assert engine.capabilities._telemetry is told
     assert engine.approvals._telemetry is told
-    assert engine.capabilities._approval_ttl == timedelta(minutes=7)
+    assert engine.asking._approval_ttl == timedelta(minutes=7)
     assert engine.planning._proposer is no_proposal
     assert engine.executor._deps.holder == "controller-a"
     assert engine.minds._model_endpoints == frozenset({"local"})

@@ -41,13 +41,6 @@ from minds.domain.planning.model import (
 from minds.domain.resources.approval import Explanation, GrantRequest
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.domain.volition.findings import finding_results
-from minds.engine.capability_service import (
-    CapabilityRequest,
-    InvocationOutcome,
-    Origin,
-    OutcomeKind,
-)
-from minds.engine.capability_service import Invocation as CapabilityInvocation
 from minds.engine.executing.context import Deps
 from minds.engine.executing.invoking import invocation, origin
 from minds.engine.executing.outcome import (
@@ -60,6 +53,13 @@ from minds.engine.executing.outcome import (
     leased_to,
 )
 from minds.engine.executing.targets import holding, instead, writing_target
+from minds.engine.invocations import (
+    CapabilityRequest,
+    InvocationOutcome,
+    Origin,
+    OutcomeKind,
+)
+from minds.engine.invocations import Invocation as CapabilityInvocation
 
 
 def looked(outcome: InvocationOutcome, check: Check) -> Looked:
@@ -185,7 +185,7 @@ def _request_capability(run: Run) -> Claimed | None:
     step = run.step
     assert step.request is not None
     req = step.request
-    outcome = run.deps.capabilities.request_capability(
+    outcome = run.deps.asking.request_capability(
         CapabilityRequest(
             namespace=run.body["metadata"]["namespace"],
             capability=req.capability,

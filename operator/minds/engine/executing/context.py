@@ -12,6 +12,7 @@ from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.mind import MindSpec
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.approval_service import ApprovalService
+from minds.engine.asking import AskingService
 from minds.engine.capability_service import CapabilityService
 from minds.engine.mind_reading import mind_spec
 from minds.engine.planning_service import PlanningService
@@ -30,6 +31,7 @@ class Deps:
     ledger: ExecutorLedger
     events: EventPort
     capabilities: CapabilityService
+    asking: AskingService
     approvals: ApprovalService
     planning: PlanningService
     clock: Clock

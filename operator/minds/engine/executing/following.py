@@ -27,12 +27,12 @@ from minds.domain.planning.model import Plan, Step, StepKind, StepState, StepSta
 from minds.domain.resources.approval import ApprovalKind, ApprovalSpec
 from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.plan import PlanResourceStatus
-from minds.engine.capability_service import InvocationOutcome, OutcomeKind
 from minds.engine.executing.acting import Run, acted
 from minds.engine.executing.context import Deps
 from minds.engine.executing.invoking import invocation
 from minds.engine.executing.outcome import apply_step, leased_to
 from minds.engine.executing.targets import holding, instead, writing_target
+from minds.engine.invocations import InvocationOutcome, OutcomeKind
 from minds.engine.ports import NotFound
 
 #: How a step reads an Approval that will never let it act (see ``after_approval``).
@@ -148,7 +148,7 @@ def _grant_approved(
     so no grant is ever made for a plan that is gone."""
     namespace, name = body["metadata"]["namespace"], approval["metadata"]["name"]
     spec = ApprovalSpec.model_validate(approval["spec"])
-    outcome = deps.capabilities.create_approved_grant(namespace, name, spec)
+    outcome = deps.asking.create_approved_grant(namespace, name, spec)
     if outcome.kind is OutcomeKind.DENIED:
         new, effects = after_act(step, state, acted(outcome), now)
     else:

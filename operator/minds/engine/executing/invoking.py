@@ -8,8 +8,8 @@ from typing import Any
 
 from minds.domain.planning.model import Plan, Step
 from minds.domain.resources.approval import Explanation
-from minds.engine.capability_service import Invocation as CapabilityInvocation
-from minds.engine.capability_service import Origin
+from minds.engine.invocations import Invocation as CapabilityInvocation
+from minds.engine.invocations import Origin
 
 
 def origin(body: dict[str, Any], plan: Plan, step: Step, attempt: int) -> Origin:
