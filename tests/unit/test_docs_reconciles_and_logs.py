@@ -1,19 +1,28 @@
-"""docs/observability.md on reconciles says what the code does: the table of kinds is the work
-queue's dispatch table and kopf's handlers, and its queries parse and name exported metrics."""
+"""docs/observability.md on reconciles and logs says what the code does: the table of kinds is
+the work queue's dispatch table and kopf's handlers, its queries parse and name exported
+metrics, and the JSON line and the refusal it shows are what the controller writes. Its
+command is run on a real controller by tests/e2e/test_json_logs.py."""
 
 from __future__ import annotations
 
+import json
+import logging
 import re
+import shlex
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import kopf
+from typer.testing import CliRunner
 
+from minds.adapters.log_format import JsonFormatter
+from minds.cli.main import app
 from minds.controller import work
 from minds.controller.handlers import RECONCILES
 from minds.controller.plan_ticks import PlanTicks
 from minds.domain.metrics.catalogue import CATALOGUE
-from tests.fixtures.docs import sections
+from tests.fixtures.docs import sections, sh_commands
 from tests.fixtures.prometheus import REPO, Promtool
 
 DOC = REPO / "docs" / "observability.md"
@@ -67,3 +76,46 @@ def test_the_queries_parse_and_name_only_exported_metrics(
     exported = {spec.name for spec in CATALOGUE}
     for name in re.findall(r"\bminds_\w+", block):
         assert re.sub(r"_(bucket|sum|count)$", "", name) in exported, name
+
+
+def _logs() -> str:
+    return sections(DOC)["Logs"]
+
+
+def _field_table() -> list[str]:
+    return re.findall(r"^\| `(\w+)` \|", _logs(), re.MULTILINE)
+
+
+def test_the_json_example_has_the_fields_the_table_names_in_order() -> None:
+    [example] = _blocks(_logs(), "json")
+    line = json.loads(example)
+    assert list(line) == _field_table()
+    assert set(line["object"]) == {"kind", "namespace", "name"}
+
+
+def test_the_formatter_writes_the_fields_the_table_names() -> None:
+    """A line kopf logs about an object, with a traceback: every field there can be."""
+    try:
+        raise RuntimeError("the ledger did not answer")
+    except RuntimeError as exc:
+        failure = (type(exc), exc, exc.__traceback__)
+    record = logging.LogRecord("kopf.objects", logging.ERROR, __file__, 1, "failed", (), failure)
+    record.k8s_ref = {"apiVersion": "minds.dev/v1alpha1", "kind": "Mind", "uid": "u"} | {
+        "namespace": "shop",
+        "name": "atlas-keeper",
+    }
+    line: dict[str, Any] = json.loads(JsonFormatter().format(record))
+    assert list(line) == _field_table()
+
+
+def test_the_refusal_shown_is_what_the_controller_says() -> None:
+    [shown] = _blocks(_logs(), "text")
+    command = sh_commands(DOC, section="Logs")
+    assert len(command) == 1
+    argv = shlex.split(command[0])
+    assert argv[:3] == ["minds", "controller", "run"]
+    refused = re.search(r"'(\w+)' is not a log format", shown)
+    assert refused is not None
+    result = CliRunner().invoke(app, ["controller", "run", "--log-format", refused.group(1)])
+    assert result.exit_code == 2
+    assert result.output == shown
