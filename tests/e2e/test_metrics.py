@@ -1,6 +1,7 @@
 """The controller's ``/metrics`` against the real control plane: what it exports is what the
 cluster holds (a Mind at its attention cap, a plan over budget), a restarted controller exports
-the same state, a person's decision is counted, and promtool accepts a live scrape."""
+the same state, a person's decision is counted, promtool accepts a live scrape, the process's
+own series and reconcile times by kind are served, and a deleted Mind's series end."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 from minds.devenv.controller import ControllerHandle, stop_controller
-from minds.domain.metrics.catalogue import CATALOGUE, Scope
+from minds.domain.metrics.catalogue import CATALOGUE, STANDARD, Scope
 from minds.domain.resources.common import parse_timestamp
 from tests.e2e.executor_support import (
     apply,
@@ -167,3 +168,64 @@ def test_a_restarted_controller_exports_the_same_state(
     counted = samples(scrape(second.metrics_url)).get("minds_executions_total", {})
     assert not [k for k in counted if ("namespace", namespace) in k]
     assert_no_tracebacks(first.log() + second.log())
+
+
+def read_once(cluster: Cluster, namespace: str) -> None:
+    """A Mind whose plan read its workload once, and completed."""
+    mind(cluster, namespace)
+    deployment(cluster, namespace)
+    apply(cluster, operator_plan(namespace, "reads", [read_step("D1", namespace)]))
+    wait_phase(cluster, namespace, "reads", "completed")
+
+
+def test_the_process_its_python_and_each_kinds_reconcile_time_are_served(
+    cluster: Cluster, namespace: str, session: ControllerHandle
+) -> None:
+    read_once(cluster, namespace)
+    exported = samples(scrape(session.metrics_url))
+    for metric in STANDARD:
+        assert metric.name in exported, metric.name
+    assert exported["process_resident_memory_bytes"][frozenset()] > 0
+    reconciles = exported["minds_reconcile_duration_seconds_count"]
+    for kind in ("Mind", "Plan", "Approval", "CapabilityGrant"):
+        assert labels(kind=kind) in reconciles, kind
+    # This test's Mind and Plan were reconciled (with the work of every other test's).
+    assert reconciles[labels(kind="Mind")] >= 1
+    assert reconciles[labels(kind="Plan")] >= 1
+
+
+def _of_mind(url: str, namespace: str, name: str) -> dict[str, dict[Labels, float]]:
+    """Every series about the Mind, by metric."""
+    about = {("namespace", namespace), ("mind", name)}
+    found = {
+        metric: {key: v for key, v in series.items() if about <= key}
+        for metric, series in samples(scrape(url)).items()
+    }
+    return {metric: series for metric, series in found.items() if series}
+
+
+def test_a_deleted_minds_series_end_its_counters_and_gauges_alike(
+    cluster: Cluster, namespace: str, session: ControllerHandle
+) -> None:
+    read_once(cluster, namespace)
+    executed = labels(
+        namespace=namespace, mind="keeper", capability="service.status", outcome="executed"
+    )
+    exported_when(session.metrics_url, "minds_executions_total", executed, 1)
+    before = _of_mind(session.metrics_url, namespace, "keeper")
+    # A process counter, state gauges from the Mind and from its Plan, and the ledger's.
+    assert {
+        "minds_executions_total",
+        "minds_replans_total",
+        "minds_attention_max_open_requests",
+        "minds_plans",
+        "minds_predictions",
+    } <= set(before)
+
+    # kubectl waits until the Mind is gone: the controller released its finalizer.
+    cluster.kubectl("delete", "mind", "keeper", "-n", namespace)
+
+    def ended() -> bool:
+        return not _of_mind(session.metrics_url, namespace, "keeper")
+
+    eventually(ended, timeout=30, what=f"no series of {namespace}/keeper")

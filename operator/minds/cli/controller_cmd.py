@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 
+from minds.adapters.log_format import LOG_FORMAT_ENV, LogFormatError, parse_log_format
 from minds.adapters.metrics.serve import BIND_ENV, BindAddressError, parse_bind_address
 
 app = typer.Typer(help="Run the controller.", no_args_is_help=True)
@@ -32,6 +33,12 @@ def run(
         "alive, the longest a standby waits before taking over.",
     ),
     verbose: bool = typer.Option(False, "--verbose", "-v"),
+    log_format: str = typer.Option(
+        "text",
+        "--log-format",
+        envvar=LOG_FORMAT_ENV,
+        help="text, or json: one JSON object per line (docs/observability.md, Logs).",
+    ),
     liveness: str | None = typer.Option(
         None, help="Serve a liveness endpoint, e.g. http://0.0.0.0:8080/healthz."
     ),
@@ -43,6 +50,11 @@ def run(
     ),
 ) -> None:
     """Run the controller in the foreground until interrupted."""
+    try:
+        chosen_format = parse_log_format(log_format)
+    except LogFormatError as exc:
+        typer.echo(f"error: --log-format ({LOG_FORMAT_ENV}): {exc}", err=True)
+        raise typer.Exit(2) from exc
     if metrics_bind_address is not None:
         try:
             parse_bind_address(metrics_bind_address)
@@ -61,6 +73,7 @@ def run(
     # Imported here: loading the controller package registers kopf handlers, which only this
     # command wants.
     from minds.adapters.ledger import LedgerRoleError, SchemaError, check_app_role, check_schema
+    from minds.adapters.log_format import configure_logging
     from minds.adapters.log_masking import install_log_masking
     from minds.controller.settings import ConfigError, ControllerConfig
 
@@ -80,7 +93,7 @@ def run(
 
     import minds.controller  # noqa: F401  (registers the handlers)
 
-    kopf.configure(verbose=verbose, log_format=kopf.LogFormat.PLAIN)
+    configure_logging(chosen_format, verbose=verbose)
     set_log_levels(verbose=verbose)
     install_log_masking()
     kopf.run(clusterwide=not peering["namespaces"], liveness_endpoint=liveness, **peering)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from minds.domain.metrics.catalogue import CATALOGUE, MetricSpec, Scope
+from minds.domain.metrics.catalogue import CATALOGUE, STANDARD, MetricSpec, Scope, StandardMetric
 
 app = typer.Typer(help="The metrics the controller exports.", no_args_is_help=True)
 
@@ -25,15 +25,21 @@ _SCOPES = {
         "restart (use `rate()` or `increase()`)."
     ),
 }
+_STANDARD = (
+    "Standard collectors: the Prometheus client library's process, platform and "
+    "garbage-collector collectors, in the controller's own registry (the `process_` series "
+    "only where `/proc` is, as in the controller's image)."
+)
 
 
-def _row(spec: MetricSpec) -> str:
+def _row(spec: MetricSpec | StandardMetric) -> str:
     labels = ", ".join(f"`{label}`" for label in spec.labels) or "none"
     return f"| `{spec.name}` | {spec.type.value} | {labels} | {spec.help} |"
 
 
 def render() -> str:
-    """The catalogue as Markdown: one table per scope, in the catalogue's order."""
+    """The catalogue as Markdown: one table per scope, in the catalogue's order, then the
+    standard collectors' series."""
     parts = [
         "<!-- Written by `minds metrics catalogue --write`; edit "
         "operator/minds/domain/metrics/catalogue.py instead. -->"
@@ -41,6 +47,8 @@ def render() -> str:
     for scope, intro in _SCOPES.items():
         parts += ["", intro, "", "| name | type | labels | meaning |", "| --- | --- | --- | --- |"]
         parts += [_row(spec) for spec in CATALOGUE if spec.scope is scope]
+    parts += ["", _STANDARD, "", "| name | type | labels | meaning |", "| --- | --- | --- | --- |"]
+    parts += [_row(metric) for metric in STANDARD]
     return "\n".join(parts) + "\n"
 
 

@@ -17,6 +17,7 @@ from minds.adapters.metrics import (
     ProcessMetrics,
     StateCollector,
     parse_bind_address,
+    register_standard_collectors,
 )
 
 log = logging.getLogger(__name__)
@@ -48,12 +49,13 @@ def start_metrics(
 
     def minds_seen(minds: Iterable[tuple[str, str]]) -> None:
         for process in counters:
-            process.know_minds(minds)
+            process.minds_present(minds)
 
-    # Registered first, so that a scrape starts every known Mind's counters at 0 before it
-    # collects them: the same scrape shows them.
+    # Registered first, so that a scrape starts every Mind's counters at 0, and removes those
+    # of Minds that are gone, before it collects them: the same scrape shows it.
     registry.register(StateCollector(objects, predictions, clock, __version__, minds_seen))
     process = ProcessMetrics(registry)
+    register_standard_collectors(registry)
     counters.append(process)
     metrics = ControllerMetrics(registry, process)
     if where is not None:

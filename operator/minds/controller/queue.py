@@ -78,7 +78,7 @@ class QueueTelemetry(Protocol):
 
     def taken(self, work: str, waited: float) -> None: ...
 
-    def worked(self, work: str, seconds: float) -> None: ...
+    def worked(self, work: str, kind: str, seconds: float) -> None: ...
 
     def queue_state(self, state: QueueState) -> None: ...
 
@@ -95,7 +95,7 @@ class Untold:
     def taken(self, work: str, waited: float) -> None:
         return None
 
-    def worked(self, work: str, seconds: float) -> None:
+    def worked(self, work: str, kind: str, seconds: float) -> None:
         return None
 
     def queue_state(self, state: QueueState) -> None:
@@ -224,15 +224,15 @@ class Queue:
 
     def _answered(self, key: WorkKey) -> bool:
         work, namespace, name = key
-        quick = self._jobs[work].quick
-        again = quick(namespace, name) if quick is not None else None
+        job = self._jobs[work]
+        again = job.quick(namespace, name) if job.quick is not None else None
         if again is None:
             return False
         with self._lock:
             self._queue.add_after(key, again.total_seconds(), self._clock())
             seconds = self._queue.done(key, self._clock())
             self._busy -= 1
-        self._telemetry.worked(work.value, seconds)
+        self._telemetry.worked(work.value, job.kind, seconds)
         self._changed.set()  # its new time may be sooner than what the dispatcher waits for
         return True
 
@@ -258,7 +258,7 @@ class Queue:
             with self._lock:
                 seconds = self._queue.done(key, self._clock())
                 self._busy -= 1
-            self._telemetry.worked(work.value, seconds)
+            self._telemetry.worked(work.value, job.kind, seconds)
             self._changed.set()
 
     def _failed(self, key: WorkKey, job: Job) -> None:

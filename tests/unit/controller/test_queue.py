@@ -45,7 +45,7 @@ class Told:
     def taken(self, work: str, waited: float) -> None:
         self.took.append(work)
 
-    def worked(self, work: str, seconds: float) -> None:
+    def worked(self, work: str, kind: str, seconds: float) -> None:
         self.ran.append(work)
 
     def queue_state(self, state: QueueState) -> None:

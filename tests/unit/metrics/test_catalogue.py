@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from minds.domain.metrics.catalogue import CATALOGUE, LABELS, MetricSpec, MetricType
+from minds.domain.metrics.catalogue import CATALOGUE, LABELS, STANDARD, MetricSpec, MetricType
 
 NAME = re.compile(r"^minds_[a-z][a-z0-9_]*$")
 
@@ -29,3 +29,11 @@ def test_names_and_labels(spec: MetricSpec) -> None:
 def test_names_are_unique() -> None:
     names = [spec.name for spec in CATALOGUE]
     assert len(names) == len(set(names))
+
+
+def test_the_standard_series_are_named_apart_from_ours() -> None:
+    names = [metric.name for metric in STANDARD]
+    assert len(names) == len(set(names))
+    for metric in STANDARD:
+        assert not metric.name.startswith("minds_")
+        assert metric.name.endswith("_total") == (metric.type is MetricType.COUNTER)

@@ -206,7 +206,7 @@ def test_every_known_mind_has_its_event_counters_at_zero(
     Mind that never replanned rather than no data."""
     registry.register(
         StateCollector(
-            OBJECTS, Predictions([]), lambda: NOW, "9.9.9", minds_seen=process.know_minds
+            OBJECTS, Predictions([]), lambda: NOW, "9.9.9", minds_seen=process.minds_present
         )
     )
     who = {"namespace": "ops", "mind": "keeper"}

@@ -150,7 +150,7 @@ def test_used_ratio_never_exceeds_one_and_a_zero_limit_is_spent() -> None:
         step("A1", "executing", startedAt=started),
         budget={"wallSeconds": 60, "approvals": 0},
     )
-    got = values(m.BUDGET_USED_RATIO, ClusterState(plans=[p]))
+    got = values(m.BUDGET_USED_RATIO, ClusterState(minds=[mind()], plans=[p]))
     assert got[(NS, "m", "wall_seconds")] == 1.0
     assert got[(NS, "m", "approvals")] == 1.0
 
@@ -246,16 +246,19 @@ def test_oldest_pending_request_and_absent_when_none() -> None:
 
 
 def test_plans_by_phase() -> None:
-    state = ClusterState(plans=[plan("executing"), plan("executing"), plan("completed")])
+    state = ClusterState(
+        minds=[mind()], plans=[plan("executing"), plan("executing"), plan("completed")]
+    )
     assert values(m.PLANS, state) == {(NS, "m", "executing"): 2, (NS, "m", "completed"): 1}
 
 
 def test_steps_by_status_of_open_plans_only() -> None:
     state = ClusterState(
+        minds=[mind()],
         plans=[
             plan("executing", step("A1", "completed"), step("A2", "ready")),
             plan("completed", step("A1", "completed")),
-        ]
+        ],
     )
     assert values(m.STEPS, state) == {(NS, "m", "completed"): 1, (NS, "m", "ready"): 1}
 
@@ -300,7 +303,8 @@ def test_predictions_by_outcome_with_open_ones_pending() -> None:
 
 def test_brier_is_the_mean_squared_error_of_resolved_predictions() -> None:
     # Expired predictions are not scored: 0.5 over 3 confirmed-or-refuted, not over 5.
-    got = values(m.BRIER, ClusterState(), [summary(confirmed=2, refuted=1, expired=2)])
+    state = ClusterState(minds=[mind()])
+    got = values(m.BRIER, state, [summary(confirmed=2, refuted=1, expired=2)])
     assert got == {(NS, "m"): pytest.approx(0.5 / 3)}
 
 
@@ -346,3 +350,51 @@ def test_every_sample_has_one_value_per_label_of_its_metric() -> None:
     }
     for sample in samples:
         assert len(sample.labels) == len(sample.metric.labels), sample
+
+
+# -- Minds that are gone ------------------------------------------------------------------------
+
+
+def _about(state: ClusterState, summaries: list[PredictionSummary]) -> set[tuple[str, ...]]:
+    """The Minds the samples are about."""
+    samples = state_samples(state, summaries, NOW, "1.2.3")
+    return {s.labels[:2] for s in samples if m.of_a_mind(s.metric)}
+
+
+def test_a_mind_that_is_gone_has_no_series_though_its_plans_and_predictions_remain() -> None:
+    """Its Plans wait for the garbage collector, its Approvals for withdrawal, and the ledger
+    keeps its predictions for good: none of them is a Mind to watch any more."""
+    blocked = step("A1", "blocked", reason=f"{OUTCOME_UNKNOWN}; check it")
+    state = ClusterState(
+        minds=[mind("kept")],
+        plans=[plan("blocked", blocked, of="gone")],
+        approvals=[approval(of="gone")],
+    )
+    gone = PredictionSummary(NS, "gone", {PredictionStatus.REFUTED: 2}, squared_error=1.0)
+    assert _about(state, [gone]) == {(NS, "kept")}
+    # The same objects with the Mind there: every one of them has series.
+    state = ClusterState(
+        minds=[mind("kept"), mind("gone")], plans=state.plans, approvals=state.approvals
+    )
+    gauges = {
+        s.metric for s in state_samples(state, [gone], NOW, "1.2.3") if s.labels[1:2] == ("gone",)
+    }
+    assert {m.PLANS, m.STEPS_OUTCOME_UNKNOWN, m.ATTENTION_OPEN, m.PREDICTIONS, m.BRIER} <= gauges
+
+
+def test_a_mind_whose_spec_does_not_parse_still_exists() -> None:
+    unreadable = mind("odd", cycleIntervalSeconds="often")
+    state = ClusterState(minds=[unreadable], plans=[plan("executing", of="odd")])
+    assert values(m.PLANS, state) == {(NS, "odd", "executing"): 1}
+
+
+def test_an_inactive_mind_keeps_its_series() -> None:
+    """It exists, its cycle still completes (observing nothing), and its plans and requests
+    still wait for people: nothing it exports has stopped meaning what it says."""
+    paused = mind("paused", active=False)
+    paused["status"] = {"lastCycleAt": "2026-12-03T11:59:00Z"}
+    state = ClusterState(
+        minds=[paused], plans=[plan("executing", of="paused")], approvals=[approval(of="paused")]
+    )
+    assert _about(state, []) == {(NS, "paused")}
+    assert values(m.LAST_CYCLE, state) == {(NS, "paused"): NOW.timestamp() - 60}

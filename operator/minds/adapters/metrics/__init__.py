@@ -13,6 +13,7 @@ from minds.adapters.metrics.serve import (
     MetricsServer,
     parse_bind_address,
 )
+from minds.adapters.metrics.standard import register_standard_collectors
 
 __all__ = [
     "BIND_ENV",
@@ -24,4 +25,5 @@ __all__ = [
     "ProcessMetrics",
     "StateCollector",
     "parse_bind_address",
+    "register_standard_collectors",
 ]

@@ -54,7 +54,8 @@ class StateCollector(Collector):
         self._predictions = predictions
         self._clock = clock
         self._version = version
-        #: Told the Minds at each scrape (the process counters start theirs at 0).
+        #: Told every Mind at each scrape (the process counters start theirs at 0 and drop
+        #: those of Minds that are gone).
         self._minds_seen = minds_seen
 
     def _summaries(self) -> Sequence[PredictionSummary] | None:

@@ -16,7 +16,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from minds.domain.intentions import IntentionStatus, intention_event_type
 from minds.domain.ledger import EventRecord
 from minds.domain.metrics import catalogue as m
-from minds.domain.metrics.catalogue import CATALOGUE, MetricSpec, MetricType, Scope
+from minds.domain.metrics.catalogue import CATALOGUE, MetricSpec, MetricType, Scope, of_a_mind
 from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN
 from minds.domain.workqueue import QueueState
 
@@ -66,6 +66,15 @@ _BY_WORK: Final = (
 )
 
 
+def _label_sets(metric: Metric, spec: MetricSpec) -> set[tuple[str, ...]]:
+    """The label values of every series the metric has now (a histogram's ``le`` aside)."""
+    return {
+        tuple(sample.labels[name] for name in spec.labels)
+        for family in metric.collect()
+        for sample in family.samples
+    }
+
+
 class ProcessMetrics(logging.Handler):
     def __init__(self, registry: CollectorRegistry) -> None:
         super().__init__(level=logging.ERROR)
@@ -76,22 +85,31 @@ class ProcessMetrics(logging.Handler):
         }
         # Every kind the controller handles is known: each starts at 0, so that the first
         # failure is an increase that rate() and increase() see.
-        errors = self._metrics[m.RECONCILE_ERRORS]
-        for kind in KINDS:
-            errors.labels(kind.kind)
+        for spec in (m.RECONCILE_ERRORS, m.RECONCILE_DURATION):
+            for kind in KINDS:
+                self._metrics[spec].labels(kind.kind)
         # Each kind of work starts at 0 too, so the first retry is an increase.
         for spec in _BY_WORK:
             for work in m.RETRIED_WORK:
                 self._metrics[spec].labels(work)
 
-    def know_minds(self, minds: Iterable[tuple[str, str]]) -> None:
-        """Start every Mind's per-Mind counters at 0: a Mind's first replan is then an
-        increase rate() sees, and a dashboard shows 0 rather than no data."""
-        known = list(minds)
+    def minds_present(self, minds: Iterable[tuple[str, str]]) -> None:
+        """Told every Mind there is, at each scrape. Each one's event counters start at 0 (its
+        first replan is then an increase rate() sees, and a dashboard shows 0 rather than no
+        data); every series of any other Mind is removed, so a deleted Mind's series end with
+        it. Told at the scrape rather than at the deletion: work that finishes after a Mind is
+        gone (its Approvals withdrawn as its Plans go) would otherwise bring them back."""
+        present = set(minds)
         for spec in EVENT_COUNTERS.values():
             counter = self._metrics[spec]
-            for namespace, mind in known:
+            for namespace, mind in present:
                 counter.labels(namespace, mind)
+        for spec, metric in self._metrics.items():
+            if not of_a_mind(spec):
+                continue
+            for labels in _label_sets(metric, spec):
+                if labels[:2] not in present:
+                    metric.remove(*labels)
 
     def __getitem__(self, spec: MetricSpec) -> Metric:
         return self._metrics[spec]
@@ -137,8 +155,14 @@ class ProcessMetrics(logging.Handler):
     def taken(self, work: str, waited: float) -> None:
         self._observe(m.QUEUE_LATENCY, waited, work)
 
-    def worked(self, work: str, seconds: float) -> None:
+    def worked(self, work: str, kind: str, seconds: float) -> None:
         self._observe(m.WORK_DURATION, seconds, work)
+        self.reconciled(kind, seconds)
+
+    # -- the controller's kopf handlers that do their work themselves -------------------------
+
+    def reconciled(self, kind: str, seconds: float) -> None:
+        self._observe(m.RECONCILE_DURATION, seconds, kind)
 
     def queue_state(self, state: QueueState) -> None:
         """The queue as it is now, every kind of work told (0 when it has none)."""

@@ -65,7 +65,9 @@ def _process(
     return MetricSpec(f"minds_{name}", type, help, labels, Scope.PROCESS, buckets)
 
 
-_MIND = ("namespace", "mind")
+#: The labels of a metric about one Mind, first in its label names.
+MIND_LABELS: Final = ("namespace", "mind")
+_MIND = MIND_LABELS
 
 BUDGET_LIMIT = _state(
     "budget_limit",
@@ -219,6 +221,17 @@ WORK_DURATION = _process(
     "work",
     buckets=WORK_BUCKETS,
 )
+#: By kind as well as by work: controller-runtime's ``controller_runtime_reconcile_time_seconds``
+#: is by controller, and a platform engineer asks "how slow are Plans" before "which work".
+RECONCILE_DURATION = _process(
+    "reconcile_duration_seconds",
+    MetricType.HISTOGRAM,
+    "Time a reconcile of a resource kind took: every run of the work queue's handlers of that "
+    "kind, and the kopf handlers that do their work themselves (the deletion of a Mind or a "
+    "CapabilityGrant, the release of a Plan's step).",
+    "kind",
+    buckets=WORK_BUCKETS,
+)
 UNFINISHED_WORK = _process(
     "workqueue_unfinished_work_seconds",
     MetricType.GAUGE,
@@ -265,6 +278,7 @@ CATALOGUE: Final[tuple[MetricSpec, ...]] = (
     ABANDONED,
     EARLY_WAKEUPS,
     RECONCILE_ERRORS,
+    RECONCILE_DURATION,
     RETRIES,
     QUEUE_DEPTH,
     QUEUE_ADDS,
@@ -274,4 +288,86 @@ CATALOGUE: Final[tuple[MetricSpec, ...]] = (
     LONGEST_RUNNING,
     LEDGER_ERRORS,
     LEDGER_WRITE,
+)
+
+
+def of_a_mind(spec: MetricSpec) -> bool:
+    """Whether the metric's series are each about one Mind: they exist only while it does."""
+    return spec.labels[: len(MIND_LABELS)] == MIND_LABELS
+
+
+@dataclass(frozen=True)
+class StandardMetric:
+    """A series of prometheus_client's standard collectors (process, platform, garbage
+    collector): not ours to name or label, listed so the docs name every series we serve."""
+
+    name: str
+    type: MetricType
+    help: str
+    labels: tuple[str, ...]
+    #: The prometheus_client collector that exports it.
+    collector: str
+
+
+def _standard(
+    collector: str, name: str, type: MetricType, help: str, *labels: str
+) -> StandardMetric:
+    return StandardMetric(name, type, help, labels, collector)
+
+
+_GENERATION = "generation"
+
+STANDARD: Final[tuple[StandardMetric, ...]] = (
+    _standard(
+        "process",
+        "process_cpu_seconds_total",
+        MetricType.COUNTER,
+        "User and system CPU time the controller used.",
+    ),
+    _standard(
+        "process", "process_resident_memory_bytes", MetricType.GAUGE, "Resident memory size."
+    ),
+    _standard("process", "process_virtual_memory_bytes", MetricType.GAUGE, "Virtual memory size."),
+    _standard(
+        "process",
+        "process_start_time_seconds",
+        MetricType.GAUGE,
+        "When the controller's process started, in seconds since the epoch.",
+    ),
+    _standard("process", "process_open_fds", MetricType.GAUGE, "Open file descriptors."),
+    _standard(
+        "process", "process_max_fds", MetricType.GAUGE, "The limit on open file descriptors."
+    ),
+    _standard(
+        "platform",
+        "python_info",
+        MetricType.GAUGE,
+        "The Python implementation and version; always 1.",
+        "implementation",
+        "major",
+        "minor",
+        "patchlevel",
+        "version",
+    ),
+    _standard(
+        "gc",
+        "python_gc_objects_collected_total",
+        MetricType.COUNTER,
+        "Objects the garbage collector collected, by generation.",
+        _GENERATION,
+    ),
+    _standard(
+        "gc",
+        "python_gc_objects_uncollectable_total",
+        MetricType.COUNTER,
+        "Uncollectable objects the garbage collector found, by generation.",
+        _GENERATION,
+    ),
+    _standard(
+        "gc",
+        "python_gc_collections_total",
+        MetricType.COUNTER,
+        "Collections of each generation.",
+        _GENERATION,
+    ),
 )

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from minds.domain.beliefs import PredictionStatus
 from minds.domain.execution.machine import OPEN_PLAN
 from minds.domain.metrics import catalogue as m
-from minds.domain.metrics.catalogue import MetricSpec
+from minds.domain.metrics.catalogue import MetricSpec, of_a_mind
 from minds.domain.planning import budget
 from minds.domain.planning.model import (
     PlanOrigin,
@@ -120,14 +120,18 @@ def _meta(body: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
     return str(meta.get("namespace") or ""), meta
 
 
-def mind_view(body: Mapping[str, Any]) -> MindView | None:
+def _mind_key(body: Mapping[str, Any]) -> MindKey:
     namespace, meta = _meta(body)
+    return namespace, str(meta.get("name") or "")
+
+
+def mind_view(body: Mapping[str, Any]) -> MindView | None:
     try:
         spec = MindSpec.model_validate(body.get("spec") or {})
     except ValidationError:
         return None
     last = (body.get("status") or {}).get("lastCycleAt")
-    return MindView((namespace, str(meta.get("name") or "")), spec, parse_timestamp(last))
+    return MindView(_mind_key(body), spec, parse_timestamp(last))
 
 
 def plan_view(body: Mapping[str, Any]) -> PlanView | None:
@@ -307,14 +311,19 @@ def state_samples(
     now: datetime,
     version: str,
 ) -> list[Sample]:
-    """Every state gauge's samples."""
+    """Every state gauge's samples. A metric about a Mind has series only while the Mind
+    exists: the Plans of a deleted Mind (until the garbage collector removes them), its
+    Approvals and its predictions in the ledger say nothing about a Mind any more."""
     minds = [v for v in map(mind_view, state.minds) if v is not None]
     plans = [v for v in map(plan_view, state.plans) if v is not None]
     approvals = [approval_view(body) for body in state.approvals]
-    return [
+    # Every Mind there is, its spec readable or not.
+    present = {_mind_key(body) for body in state.minds}
+    samples = [
         *budget_samples(minds, plans, now),
         *count_samples(minds, plans, approvals),
         *phase_samples(plans),
         *prediction_samples(minds, summaries),
         Sample(m.BUILD_INFO, (version,), 1.0),
     ]
+    return [s for s in samples if not of_a_mind(s.metric) or s.labels[:2] in present]
