@@ -113,8 +113,11 @@ def release(
                 "modelEndpoints": [{"name": "team-llm", "url": "https://llm.example.com/v1"}],
                 "podDisruptionBudget": {"enabled": True},
                 "networkPolicy": {"enabled": True},
-                # Asked for, but this cluster has no Prometheus Operator CRDs: skipped cleanly.
+                # Asked for, but this cluster has no Prometheus Operator CRDs: skipped, as
+                # told, without a word (test_asked_for_without_the_crds_the_install_fails
+                # shows the default).
                 "metrics": {
+                    "ifCrdsMissing": "skip",
                     "serviceMonitor": {"enabled": True},
                     "prometheusRule": {"enabled": True},
                 },
@@ -166,6 +169,26 @@ def test_install_creates_every_object_and_says_what_to_do_next(
     assert steps[0] == "kubectl apply -n TEAM -f examples/mind.yaml"
     assert steps[1] == "kubectl get minds -n TEAM --watch"
     assert steps[2].startswith("kubectl patch approval NAME -n TEAM --type=merge")
+
+
+def test_asked_for_without_the_crds_the_install_fails(helm: Helm, release: Release) -> None:
+    """What the API server serves is what helm asks it (discovery), not what a flag says: the
+    default refuses to install monitoring objects this cluster cannot hold, and installs
+    nothing."""
+    proc = helm.run(
+        "install", "minds-refused", str(CHART), "-n", NAMESPACE, "-f", str(release.values),
+        "--set", "metrics.ifCrdsMissing=fail", "--no-hooks",
+        kubeconfig=release.kubeconfig, check=False,
+    )  # fmt: skip
+    assert proc.returncode != 0
+    assert (
+        "metrics.serviceMonitor.enabled: this cluster does not serve "
+        "monitoring.coreos.com/v1/ServiceMonitor"
+    ) in proc.stderr
+    status = helm.run(
+        "status", "minds-refused", "-n", NAMESPACE, kubeconfig=release.kubeconfig, check=False
+    )
+    assert status.returncode != 0
 
 
 def _next_steps(notes: str) -> list[str]:

@@ -117,7 +117,7 @@ def test_cap_and_budget_alerts_fire_and_resolve_when_a_person_acts(
             what="MindsAttentionCapReached firing",
         )
         assert cap["labels"]["mind"] == "keeper"
-        assert cap["labels"]["severity"] == "ticket"
+        assert cap["labels"]["severity"] == "warning"
         assert f"{namespace}/keeper" in cap["annotations"]["description"]
         assert cap["annotations"]["runbook_url"].endswith("MindsAttentionCapReached.md")
         [budget] = eventually(

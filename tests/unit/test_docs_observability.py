@@ -1,6 +1,7 @@
-"""docs/observability.md, as written: its promtool commands run, its scrape configuration
-loads in the real promtool with the shipped rules, its chart values render the objects it
-promises, and its alert table is the rules file's."""
+"""docs/observability.md, as written: its promtool and helm commands run, its scrape
+configuration loads in the real promtool with the shipped rules, its chart values render the
+objects it promises, the failure it shows is the chart's, and its alert table is the rules
+file's."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from typing import Any
 
 import yaml
 
-from tests.fixtures.docs import run_documented, sh_commands
-from tests.fixtures.helm import Helm, find
+from tests.fixtures.docs import run_documented, sections, sh_commands
+from tests.fixtures.helm import CHART, Helm, find
 from tests.fixtures.prometheus import REPO, RULES_FILE, Promtool
 
 DOC = REPO / "docs" / "observability.md"
+OPERATOR = "With the Prometheus Operator"
 _YAML = re.compile(r"^```yaml\n(.*?)^```", re.MULTILINE | re.DOTALL)
+_TEXT = re.compile(r"^```text\n(.*?)^```", re.MULTILINE | re.DOTALL)
 CRDS = (
     "--api-versions",
     "monitoring.coreos.com/v1/ServiceMonitor",
@@ -41,8 +44,9 @@ def test_the_metrics_section_is_where_the_catalogue_is_generated() -> None:
 
 
 def test_the_promtool_commands_run_as_written(promtool: Promtool) -> None:
-    # The Logs section's command runs a controller: tests/e2e/test_json_logs.py runs it.
-    commands = sh_commands(DOC, skip="Logs")
+    # The Logs section's command runs a controller: tests/e2e/test_json_logs.py runs it; the
+    # helm command has its own test below.
+    commands = sh_commands(DOC, skip=("Logs", OPERATOR))
     assert [c.split()[:2] for c in commands] == [["promtool", "check"], ["promtool", "test"]]
     path = os.pathsep.join(
         [str(promtool.binary.parent), str(Path(sys.executable).parent), os.environ["PATH"]]
@@ -96,13 +100,39 @@ def test_the_documented_values_render_what_the_doc_says(helm: Helm, tmp_path: Pa
         for r in g["rules"]
         if "alert" in r
     }
-    base = _block_with("metrics")["metrics"]["prometheusRule"]["runbookBaseUrl"]
-    assert all(url.startswith(f"{base}/Minds") for url in urls)
+    home = yaml.safe_load((CHART / "Chart.yaml").read_text())["home"]
+    assert all(url.startswith(f"{home}/blob/main/docs/runbooks/Minds") for url in urls)
+    team = _block_with("metrics")["metrics"]["prometheusRule"]["additionalRuleLabels"]["team"]
+    alerts = [r for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r]
+    assert {r["labels"]["team"] for r in alerts} == {team}
+    assert {r["labels"]["severity"] for r in alerts} == {"critical", "warning", "info"}
 
 
-def test_the_alert_table_is_the_rules_file() -> None:
-    doc = DOC.read_text()
-    rows = re.findall(r"^\| \[(\w+)\]\(runbooks/(\w+)\.md\) \| (\w+) \|", doc, re.MULTILINE)
-    groups = yaml.safe_load(RULES_FILE.read_text())["groups"]
-    rules = [r for g in groups for r in g["rules"] if "alert" in r]
-    assert rows == [(r["alert"], r["alert"], r["labels"]["severity"]) for r in rules]
+def test_the_helm_template_command_renders_both_objects_as_written(helm: Helm) -> None:
+    [command] = sh_commands(DOC, section=OPERATOR)
+    assert command.startswith("helm template ")
+    path = os.pathsep.join([str(helm.binary.parent), os.environ["PATH"]])
+    out = run_documented([command], {}, {"PATH": path}, REPO)[command]
+    kinds = {d["kind"] for d in yaml.safe_load_all(out) if d}
+    assert {"ServiceMonitor", "PrometheusRule"} <= kinds
+
+
+def _without(words: list[str], flag: str, value: str) -> list[str]:
+    i = words.index(value)
+    assert words[i - 1] == flag
+    return words[: i - 1] + words[i + 1 :]
+
+
+def test_without_the_api_versions_the_failure_is_the_one_shown(helm: Helm) -> None:
+    """The command less what tells helm about the CRDs fails; asking for the rule alone, with
+    the line the doc shows (up to its ellipsis)."""
+    [command] = sh_commands(DOC, section=OPERATOR)
+    words = command.split()[1:]
+    for kind in ("PrometheusRule", "ServiceMonitor"):
+        words = _without(words, "--api-versions", f"monitoring.coreos.com/v1/{kind}")
+    assert helm.run(*words, check=False).returncode != 0
+    rule_only = _without(words, "--set", "metrics.serviceMonitor.enabled=true")
+    proc = helm.run(*rule_only, check=False)
+    assert proc.returncode != 0
+    [shown] = _TEXT.findall(sections(DOC)[OPERATOR])
+    assert shown.strip().removesuffix("...").strip() in proc.stderr, proc.stderr

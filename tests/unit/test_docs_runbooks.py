@@ -121,6 +121,13 @@ def test_runbooks_index_lists_every_alert_with_its_severity() -> None:
         assert f"| {name} | {rule['labels']['severity']} | [{name}.md]({name}.md) |" in index
 
 
+def test_every_runbook_states_its_alerts_severity() -> None:
+    groups = yaml.safe_load(RULES_FILE.read_text())["groups"]
+    for rule in (r for g in groups for r in g["rules"] if "alert" in r):
+        stated = (RUNBOOKS / f"{rule['alert']}.md").read_text().splitlines()[2]
+        assert stated.startswith(f"Severity **{rule['labels']['severity']}**:"), rule["alert"]
+
+
 def test_placeholders_are_only_the_documented_ones() -> None:
     for page in RUNBOOKS.glob("Minds*.md"):
         for command in sh_commands(page):

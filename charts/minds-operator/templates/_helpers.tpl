@@ -68,23 +68,55 @@ labels only some objects get.
   namespace: {{ .Release.Namespace }}
 {{- end -}}
 
-{{- define "minds.podSecurityContext" -}}
-runAsNonRoot: true
-runAsUser: 10001
-runAsGroup: 10001
-fsGroup: 10001
-seccompProfile:
-  type: RuntimeDefault
+{{/*
+controller.extraEnv, refused where it names a variable the chart sets from a value of its own:
+two definitions of one name leave the Pod with the last, silently overriding that value.
+*/}}
+{{- define "minds.extraEnv" -}}
+{{- $chartSets := dict
+  "POD_ID" "the Pod's own name"
+  "MINDS_DATABASE_URL" "database.url"
+  "MINDS_DATABASE_OWNER_URL" "database.ownerUrl"
+  "MINDS_DATABASE_APP_ROLE" "database.appRole"
+  "MINDS_DATABASE_READER_ROLE" "database.readerRole"
+  "MINDS_MODEL_ENDPOINTS" "modelEndpoints"
+  "MINDS_CAPABILITY_PRICES" "capabilities.prices"
+  "MINDS_APPROVAL_TTL_SECONDS" "approvals.ttlSeconds"
+  "MINDS_LOG_FORMAT" "controller.logFormat" -}}
+{{- range $var := .Values.controller.extraEnv -}}
+{{- with get $chartSets $var.name -}}
+{{- fail (printf "controller.extraEnv: %s is set by the chart from %s; set that instead" $var.name .) -}}
+{{- end -}}
+{{- end -}}
+{{- with .Values.controller.extraEnv -}}
+{{ toYaml . }}
+{{- end -}}
 {{- end -}}
 
-{{- define "minds.containerSecurityContext" -}}
-allowPrivilegeEscalation: false
-readOnlyRootFilesystem: true
-runAsNonRoot: true
-runAsUser: 10001
-runAsGroup: 10001
-capabilities:
-  drop: [ALL]
-seccompProfile:
-  type: RuntimeDefault
+{{/* controller.extraVolumes, refused where one takes the name of a volume the chart mounts. */}}
+{{- define "minds.extraVolumes" -}}
+{{- range .Values.controller.extraVolumes -}}
+{{- if has .name (list "model-endpoints" "tmp") -}}
+{{- fail (printf "controller.extraVolumes: %s is the name of a volume of the chart's own" .name) -}}
+{{- end -}}
+{{- end -}}
+{{- with .Values.controller.extraVolumes -}}
+{{ toYaml . }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Whether the Prometheus Operator object .kind may be rendered: "true" when the cluster serves its
+CRD. Rendered where it is not served, the API server refuses it with a message that names no
+value; left out without a word, people lack the alerts they think they have (helm template
+serves no API unless given --api-versions). So the render fails, naming the value (.value) and
+the API, unless metrics.ifCrdsMissing is skip.
+*/}}
+{{- define "minds.monitoringApi" -}}
+{{- $api := printf "monitoring.coreos.com/v1/%s" .kind -}}
+{{- if .root.Capabilities.APIVersions.Has $api -}}
+true
+{{- else if eq .root.Values.metrics.ifCrdsMissing "fail" -}}
+{{- fail (printf "%s: this cluster does not serve %s (the Prometheus Operator's CRDs). Install them, set %s=false, or set metrics.ifCrdsMissing=skip to leave it out; with helm template, pass --api-versions %s" .value $api .value $api) -}}
+{{- end -}}
 {{- end -}}

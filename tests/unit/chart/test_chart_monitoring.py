@@ -1,7 +1,8 @@
-"""The chart's monitoring objects: the PrometheusRule is the shipped rules file and passes the
-real promtool, the ServiceMonitor keeps the Minds' labels and the job name the alerts use, the
-Grafana dashboard is one row per concern and queries only the metrics of the catalogue; each
-object only when asked."""
+"""The chart's monitoring objects: the PrometheusRule is the shipped rules file (with absolute
+runbook URLs and the labels a team routes by) and passes the real promtool, the ServiceMonitor
+keeps the Minds' labels and the job name the alerts use, the Grafana dashboard is one row per
+concern and queries only the metrics of the catalogue; each object only when asked, and asked
+for on a cluster without its CRD, a failure that says so unless told to skip."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.fixtures.helm import Helm, find
+from tests.fixtures.helm import CHART, Helm, find
 from tests.fixtures.prometheus import (
     DASHBOARD_FILE,
     JOB,
@@ -109,9 +110,116 @@ def test_the_service_monitor_keeps_the_minds_namespace_and_names_the_job(helm: H
     assert [p["name"] for p in service["spec"]["ports"]] == ["metrics"]
 
 
+def _alerts(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for g in spec["groups"] for r in g["rules"] if "alert" in r]
+
+
+def _home() -> str:
+    return str(yaml.safe_load((CHART / "Chart.yaml").read_text())["home"])
+
+
 def test_the_prometheus_rule_is_the_rules_file(helm: Helm) -> None:
+    """Only the runbook base differs: the plain file's is repo-relative."""
     rule = find(helm.objects(ALL_ON, *CRDS), "PrometheusRule", "minds")
+    relative = helm.objects({**ALL_ON, "metrics.prometheusRule.runbookBaseUrl": ""}, *CRDS)
+    assert find(relative, "PrometheusRule", "minds")["spec"] == yaml.safe_load(
+        RULES_FILE.read_text()
+    )
+    for alert in _alerts(rule["spec"]):
+        alert["annotations"]["runbook_url"] = f"docs/runbooks/{alert['alert']}.md"
     assert rule["spec"] == yaml.safe_load(RULES_FILE.read_text())
+
+
+def test_runbook_urls_are_absolute_by_default_in_the_projects_repository(helm: Helm) -> None:
+    """An Alertmanager receiver (a pager, a chat message) cannot follow a relative link."""
+    rule = find(helm.objects(ALL_ON, *CRDS), "PrometheusRule", "minds")
+    alerts = _alerts(rule["spec"])
+    assert len(alerts) == len(_alerts(yaml.safe_load(RULES_FILE.read_text())))
+    for alert in alerts:
+        url = alert["annotations"]["runbook_url"]
+        assert url == f"{_home()}/blob/main/docs/runbooks/{alert['alert']}.md"
+        # The page it names is the one the repository holds.
+        assert (CHART.parent.parent / "docs" / "runbooks" / f"{alert['alert']}.md").is_file()
+
+
+def test_extra_labels_go_on_every_alert_and_never_replace_its_own(helm: Helm) -> None:
+    values = {
+        **ALL_ON,
+        "metrics.prometheusRule.additionalRuleLabels": {"team": "platform", "severity": "info"},
+        "metrics.prometheusRule.rules": [
+            {"alert": "MyMindsAlert", "expr": "vector(1)", "labels": {"team": "sre"}},
+            {"record": "namespace:minds_plans:sum", "expr": "sum by (namespace) (minds_plans)"},
+        ],
+    }
+    rule = find(helm.objects(values, *CRDS), "PrometheusRule", "minds")
+    shipped = {r["alert"]: r["labels"] for r in _alerts(yaml.safe_load(RULES_FILE.read_text()))}
+    for alert in _alerts(rule["spec"]):
+        labels = alert["labels"]
+        if alert["alert"] == "MyMindsAlert":
+            assert labels == {"team": "sre", "severity": "info"}
+        else:
+            # kube-prometheus-stack routes and inhibits by severity: it stays the alert's own.
+            assert labels == {**shipped[alert["alert"]], "team": "platform"}, alert["alert"]
+    [extra] = [g for g in rule["spec"]["groups"] if g["name"] == "minds-operator-extra"]
+    assert "labels" not in extra["rules"][1]
+
+
+def test_an_extra_label_must_be_a_prometheus_label_name(helm: Helm) -> None:
+    proc = helm.template(
+        {"metrics.prometheusRule.additionalRuleLabels": {"team-name": "platform"}}, check=False
+    )
+    assert proc.returncode != 0
+    assert "invalid propertyName 'team-name'" in proc.stderr
+
+
+def test_the_rule_objects_labels_and_annotations(helm: Helm) -> None:
+    values = {
+        **ALL_ON,
+        "metrics.prometheusRule.labels": {"release": "kps"},
+        "metrics.prometheusRule.annotations": {"owner": "platform-team"},
+    }
+    rule = find(helm.objects(values, *CRDS), "PrometheusRule", "minds")
+    assert rule["metadata"]["labels"]["release"] == "kps"
+    assert rule["metadata"]["labels"]["app.kubernetes.io/name"] == "minds-operator"
+    assert rule["metadata"]["annotations"] == {"owner": "platform-team"}
+    plain = find(helm.objects(ALL_ON, *CRDS), "PrometheusRule", "minds")
+    assert "annotations" not in plain["metadata"]
+
+
+MISSING = [
+    ("metrics.serviceMonitor.enabled", "monitoring.coreos.com/v1/ServiceMonitor"),
+    ("metrics.prometheusRule.enabled", "monitoring.coreos.com/v1/PrometheusRule"),
+]
+
+
+@pytest.mark.parametrize(("value", "api"), MISSING)
+def test_asked_for_without_its_crd_the_render_fails_naming_value_and_api(
+    helm: Helm, value: str, api: str
+) -> None:
+    proc = helm.template({value: True}, check=False)
+    assert proc.returncode != 0, proc.stdout
+    assert f"{value}: this cluster does not serve {api}" in proc.stderr
+    assert f"--api-versions {api}" in proc.stderr
+    assert "metrics.ifCrdsMissing=skip" in proc.stderr
+    # The other API served does not stand in for this one.
+    [other] = [a for v, a in MISSING if v != value]
+    assert helm.template({value: True}, "--api-versions", other, check=False).returncode != 0
+    assert helm.template({value: True}, "--api-versions", api).returncode == 0
+
+
+def test_told_to_skip_a_missing_crd_the_render_leaves_it_out(helm: Helm) -> None:
+    values = {**ALL_ON, "metrics.ifCrdsMissing": "skip"}
+    kinds = {o["kind"] for o in helm.objects(values)}
+    assert not {"ServiceMonitor", "PrometheusRule"} & kinds
+    served = helm.objects(values, "--api-versions", "monitoring.coreos.com/v1/PrometheusRule")
+    assert {"PrometheusRule"} == {"ServiceMonitor", "PrometheusRule"} & {o["kind"] for o in served}
+    assert {"ServiceMonitor", "PrometheusRule"} <= {o["kind"] for o in helm.objects(values, *CRDS)}
+
+
+def test_only_fail_or_skip(helm: Helm) -> None:
+    proc = helm.template({"metrics.ifCrdsMissing": "warn"}, check=False)
+    assert proc.returncode != 0
+    assert "/metrics/ifCrdsMissing" in proc.stderr
 
 
 def _check(promtool: Promtool, spec: dict[str, Any], tmp_path: Path) -> str:
@@ -128,6 +236,7 @@ def test_the_rendered_rule_spec_passes_promtool(
     values = {
         **ALL_ON,
         "metrics.prometheusRule.runbookBaseUrl": "https://docs.example.org/minds/runbooks/",
+        "metrics.prometheusRule.additionalRuleLabels": {"team": "platform"},
         "metrics.prometheusRule.rules": [
             {
                 "record": "namespace_mind:minds_budget_used_ratio:max",
@@ -144,6 +253,7 @@ def test_the_rendered_rule_spec_passes_promtool(
         assert alert["annotations"]["runbook_url"] == (
             f"https://docs.example.org/minds/runbooks/{alert['alert']}.md"
         )
+        assert alert["labels"]["team"] == "platform"
 
 
 def test_a_broken_extra_rule_is_caught_by_promtool(
@@ -164,7 +274,7 @@ def test_a_runbook_base_must_be_a_url(helm: Helm) -> None:
 
 def test_the_dashboard_configmap_is_the_dashboard_for_the_grafana_sidecar(helm: Helm) -> None:
     values = {**ALL_ON, "metrics.dashboard.annotations": {"grafana_folder": "Platform"}}
-    config = find(helm.objects(values), "ConfigMap", "minds-dashboard")
+    config = find(helm.objects(values, *CRDS), "ConfigMap", "minds-dashboard")
     assert config["metadata"]["labels"]["grafana_dashboard"] == "1"
     assert config["metadata"]["annotations"] == {"grafana_folder": "Platform"}
     assert json.loads(config["data"]["minds-operator.json"]) == _dashboard()

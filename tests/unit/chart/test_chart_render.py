@@ -333,7 +333,9 @@ def test_the_schema_prices_exactly_the_registrys_capabilities() -> None:
 
 def test_monitoring_objects_only_when_asked_and_their_crds_exist(helm: Helm) -> None:
     on = {"metrics.serviceMonitor.enabled": True, "metrics.prometheusRule.enabled": True}
-    assert not {"ServiceMonitor", "PrometheusRule"} & {o["kind"] for o in helm.objects(on)}
+    assert helm.template(on, check=False).returncode != 0
+    skipped = helm.objects({**on, "metrics.ifCrdsMissing": "skip"})
+    assert not {"ServiceMonitor", "PrometheusRule"} & {o["kind"] for o in skipped}
     with_crds = helm.objects(
         on,
         "--api-versions",
@@ -346,6 +348,8 @@ def test_monitoring_objects_only_when_asked_and_their_crds_exist(helm: Helm) -> 
         o["kind"]
         for o in helm.objects(None, "--api-versions", "monitoring.coreos.com/v1/ServiceMonitor")
     }
+    assert helm.template(on, "--api-versions", "monitoring.coreos.com/v1/ServiceMonitor",
+                         check=False).returncode != 0  # fmt: skip
 
 
 def test_the_chart_ships_the_generated_crds() -> None:

@@ -10,11 +10,18 @@ from typing import Any
 import pytest
 import yaml
 
+from minds.domain.metrics.catalogue import CATALOGUE
 from tests.fixtures.prometheus import REPO, RULES_FILE, Promtool
 
 CASES = REPO / "tests" / "prometheus" / "alerts.test.yaml"
 RUNBOOKS = REPO / "docs" / "runbooks"
-SEVERITIES = {"page", "ticket", "info"}
+#: The values kube-prometheus-stack's Alertmanager routes and inhibit rules match: any other
+#: reaches no receiver it routes by severity.
+SEVERITIES = {"critical", "warning", "info"}
+#: Labels Prometheus adds to every scraped series.
+TARGET_LABELS = {"job", "instance"}
+_METRIC = re.compile(r"\bminds_[a-z_]+")
+_LABEL_REF = re.compile(r"\$labels\.(\w+)")
 MIND = "{{ $labels.namespace }}/{{ $labels.mind }}"
 #: Alerts about the controller itself: there is no Mind to name, the instance is named instead.
 CONTROLLER_GROUP = "minds-controller"
@@ -68,6 +75,22 @@ def test_every_alert_says_how_urgent_what_and_where_to_read(
         assert MIND in annotations["description"], f"{name}: description does not name the Mind"
     assert annotations["runbook_url"] == f"docs/runbooks/{name}.md"
     assert (RUNBOOKS / f"{name}.md").is_file(), f"{name}: no runbook"
+
+
+@pytest.mark.parametrize(("group", "rule"), _rules(), ids=ALERTS)
+def test_every_alert_reads_exported_metrics_and_names_only_their_labels(
+    group: str, rule: dict[str, Any]
+) -> None:
+    """A renamed metric or label would leave an alert that never fires, or a description with
+    a blank where the Mind or the kind should be; promtool's cases cannot see either, as they
+    write the series themselves."""
+    exported = {spec.name: spec for spec in CATALOGUE}
+    metrics = set(_METRIC.findall(rule["expr"]))
+    assert metrics <= set(exported), f"{rule['alert']}: {metrics - set(exported)} not exported"
+    labels = TARGET_LABELS.union(*(exported[m].labels for m in metrics))
+    annotations = rule["annotations"]["summary"] + rule["annotations"]["description"]
+    named = set(_LABEL_REF.findall(annotations))
+    assert named <= labels, f"{rule['alert']}: {named - labels} is no label of {metrics}"
 
 
 def _mutated(tmp_path: Path, text: str) -> Path:
