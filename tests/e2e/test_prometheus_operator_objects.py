@@ -16,7 +16,11 @@ import yaml
 
 from tests.fixtures.cluster import Cluster
 from tests.fixtures.helm import Helm, find
-from tests.fixtures.prometheus import Promtool, prometheus_operator_crds
+from tests.fixtures.prometheus import (
+    Promtool,
+    install_prometheus_operator_crds,
+    prometheus_operator_crds,
+)
 
 KINDS = ("ServiceMonitor", "PrometheusRule")
 VALUES = {
@@ -29,16 +33,7 @@ VALUES = {
 
 @pytest.fixture(scope="module")
 def operator_crds(cluster: Cluster) -> Iterator[list[str]]:
-    names = []
-    for file in prometheus_operator_crds():
-        cluster.kubectl("apply", "--server-side", "--field-manager=minds-tests", "-f", str(file))
-        # <group>_<plural>.yaml; read the name from the file's name, as the YAML has a
-        # bare `=` (a YAML 1.1 value tag) that safe_load refuses.
-        group, plural = file.stem.split("_")
-        names.append(f"{plural}.{group}")
-    cluster.kubectl(
-        "wait", "--for=condition=Established", "--timeout=120s", *(f"crd/{n}" for n in names)
-    )
+    names = install_prometheus_operator_crds(cluster.kubeconfig)
     yield names
     cluster.kubectl("delete", "crd", *names, "--wait=false", check=False)
 

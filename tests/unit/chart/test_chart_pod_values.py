@@ -6,7 +6,6 @@ Kubernetes objects."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from tests.fixtures.docs import sections
+from tests.fixtures.docs import yaml_blocks
 from tests.fixtures.helm import CHART, Helm
 
 REPO = CHART.parent.parent
@@ -26,7 +25,6 @@ SHARDS = [
 CA_VOLUME = {"name": "minds-ca", "configMap": {"name": "internal-ca"}}
 CA_MOUNT = {"name": "minds-ca", "mountPath": "/etc/minds-ca", "readOnly": True}
 CA_ENV = {"name": "SSL_CERT_FILE", "value": "/etc/minds-ca/ca.crt"}
-_YAML = re.compile(r"^```yaml\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
 def _pods(objects: list[Any]) -> dict[str, dict[str, Any]]:
@@ -314,8 +312,7 @@ def test_a_wrong_security_field_is_refused(helm: Helm, values: dict[str, Any], f
 def documented(value: str) -> dict[str, Any]:
     """The values block of docs/install.md's "Fitting the Pods to the cluster" that sets
     ``controller.<value>``."""
-    text = sections(REPO / "docs" / "install.md")["Fitting the Pods to the cluster"]
-    blocks = [yaml.safe_load(b) for b in _YAML.findall(text)]
+    blocks = yaml_blocks(REPO / "docs" / "install.md", "Fitting the Pods to the cluster")
     [values] = [b for b in blocks if value in b["controller"]]
     return dict(values)
 
