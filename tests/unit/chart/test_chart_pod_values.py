@@ -12,9 +12,11 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
+from typer.exceptions import TyperException
 
 from tests.fixtures.docs import yaml_blocks
 from tests.fixtures.helm import CHART, Helm
+from tests.unit.test_docs_runbooks import _resolve as resolve_cli
 
 REPO = CHART.parent.parent
 KUBE_VERSION = "1.30.0"
@@ -348,3 +350,24 @@ def test_the_documented_spread_renders_on_the_controller(helm: Helm, tmp_path: P
     [constraint] = deployment["spec"]["template"]["spec"]["topologySpreadConstraints"]
     [documented_constraint] = values["controller"]["topologySpreadConstraints"]
     assert constraint == {**documented_constraint, "labelSelector": deployment["spec"]["selector"]}
+
+
+@pytest.mark.parametrize("shards", [[], SHARDS], ids=["single", "shards"])
+def test_every_controllers_arguments_are_ones_the_cli_accepts(
+    helm: Helm, shards: list[Any]
+) -> None:
+    """Parsed by the controller's own command line, as the image's entrypoint would: a flag
+    the chart renders and `minds controller run` does not know would crash-loop the Pod."""
+    for log_format in ("text", "json"):
+        values = {
+            "shards": shards,
+            "watchNamespaces": [],
+            "controller.logFormat": log_format,
+            "controller.verbose": True,
+            "controller.extraArgs": ["--namespace", "payments"] if not shards else [],
+        }
+        for pod in _controllers(helm.objects(values)).values():
+            resolve_cli(_container(pod)["args"])
+    refused = helm.objects({"controller.extraArgs": ["--log-colour"]})
+    with pytest.raises(TyperException):
+        resolve_cli(_container(_controllers(refused)["minds-controller"])["args"])
