@@ -11,6 +11,8 @@ import gzip
 import json
 import logging
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -925,6 +927,27 @@ def test_nothing_from_the_controllers_environment_reaches_the_endpoint(
 
 
 # --- pure helpers ---------------------------------------------------------------------------
+
+
+def test_the_sdk_is_loaded_by_the_first_client_not_by_the_controller() -> None:
+    """A controller that calls no model does not pay the SDK's memory and start-up time."""
+    script = """
+import sys
+import minds.controller.wiring
+from minds.adapters.model_client import ModelClient
+from minds.adapters.model_endpoints import ConfiguredEndpoint
+from minds.domain.resources.mind import ModelEndpoint
+print("openai" in sys.modules)
+ModelClient(
+    ModelEndpoint(endpoint="test-llm", model="m"),
+    ConfiguredEndpoint(name="test-llm", url="http://127.0.0.1:9/v1"),
+).close()
+print("openai" in sys.modules)
+"""
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert run.stdout.split() == ["False", "True"]
 
 
 def test_long_context_is_cut() -> None:

@@ -17,13 +17,11 @@ body that is not a chat completion, or one that is too large all come back as a
 what to do next. Only a misconfiguration (an endpoint without the `plan` role, an API key that
 cannot be sent in a header) raises, when the client is built.
 
-The request, its retries and its error classes are the `openai` SDK's: it retries timeouts,
-connection failures, 408, 409, 429 and 5xx with exponential backoff, waits out a `Retry-After`
-exactly, and obeys a server's `x-should-retry`. Two rules are ours: a `Retry-After` longer than
-`max_retry_after` ends the call (with the server's wish in the error) instead of holding a
-worker, and a 400 that names `response_format` means the server does not know JSON mode, so the
-same request is sent once more without it (and JSON mode stays off for this client). The
-response body is read here, not by the SDK's models, which accept any shape without complaint.
+The request, its retries and its error classes are the `openai` SDK's (`sdk.py` says which
+and how its retry rules are bent). One more rule is ours: a 400 that names `response_format`
+means the server does not know JSON mode, so the same request is sent once more without it (and
+JSON mode stays off for this client). The response body is read here, not by the SDK's models,
+which accept any shape without complaint.
 
 Every request the SDK sends, retries included, goes through `_Egress`, the transport in front
 of the browser's address guard: it opens connections only where the guard allows under the
@@ -42,7 +40,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import socket
 import time
 import zlib
@@ -50,10 +47,9 @@ from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Annotated, Any, Final, NoReturn, cast
+from typing import TYPE_CHECKING, Annotated, Any, Final, NoReturn
 
 import httpx
-import openai
 from pydantic import Field
 
 from minds.adapters.drivers.ssrf import (
@@ -77,6 +73,9 @@ from minds.domain.planning.model import (
 from minds.domain.planning.planner import ModelProposal
 from minds.domain.resources.mind import MindSpec, ModelEndpoint, ModelRole
 
+if TYPE_CHECKING:
+    from minds.adapters.model_client.sdk import Failure, Sdk
+
 logger = logging.getLogger(__name__)
 
 MAX_RESPONSE_BYTES: Final = 256 * 1024
@@ -89,17 +88,16 @@ EXCERPT_CHARS: Final = 300
 USER_AGENT: Final = "minds-operator/0.1 (plan role)"
 REDACTED: Final = "[redacted]"
 
-# What a request carries to the endpoint; everything else the SDK sets (its platform headers,
-# or a key, organization or custom header it read from the controller's environment) stays.
-_SENT_HEADERS: Final = frozenset({"host", "content-type", "content-length", "transfer-encoding"})
+# What a request carries to the endpoint. Every other header the SDK sets is dropped: its
+# platform headers, and any key, organization or custom header it read from the controller's
+# environment.
+_SENT_HEADERS: Final = frozenset({"host", "content-type", "content-length"})
 _FIXED_HEADERS: Final = (
     ("User-Agent", USER_AGENT),
     ("Accept", "application/json"),
     # The only encoding `_Body` can decode while counting what it decodes.
     ("Accept-Encoding", "gzip"),
 )
-# The SDK refuses to start without a credential; `_Egress` replaces the header it makes of it.
-_SDK_PLACEHOLDER_KEY: Final = "replaced-by-the-transport"
 
 
 class RoleNotAssigned(ValueError):
@@ -448,51 +446,6 @@ def _transport_error_kind(error: Exception) -> ModelErrorKind:
     return ModelErrorKind.CONNECTION
 
 
-class _Sdk(openai.OpenAI):
-    """The SDK's client with our two retry rules: a `Retry-After` beyond our cap ends the call,
-    and its waits go through the client's `sleep` (so tests see them without waiting)."""
-
-    def __init__(
-        self, *, max_retry_after: float, sleep: Callable[[float], None], **options: Any
-    ) -> None:
-        self._max_retry_after = max_retry_after
-        self._sleep = sleep
-        super().__init__(**options)
-
-    def retry_after(self, response: httpx.Response) -> float | None:
-        """The server's wish in seconds (`Retry-After`, its `-ms` form or an HTTP date)."""
-        after = self._parse_retry_after_header(cast(Any, response.headers))
-        return max(0.0, after) if after is not None and math.isfinite(after) else None
-
-    def retryable(self, response: httpx.Response) -> bool:
-        """Whether a later try may succeed: what the SDK retries, and a 429 however long the
-        server asks to wait."""
-        too_many = response.status_code == httpx.codes.TOO_MANY_REQUESTS
-        return too_many or super()._should_retry(cast(Any, response))
-
-    def _should_retry(self, response: Any) -> bool:
-        after = self.retry_after(response)
-        if after is not None and after > self._max_retry_after:
-            return False
-        return super()._should_retry(response)
-
-    def _sleep_for_retry(
-        self, *, retries_taken: int, max_retries: int, options: Any, response: Any
-    ) -> None:
-        headers = response.headers if response is not None else None
-        delay = self._calculate_retry_timeout(max_retries - retries_taken, options, headers)
-        call = _CURRENT.get(None)
-        if call is not None:
-            call.wait = delay
-            logger.info(
-                "model attempt %d failed (%s); retrying in %.2f s",
-                len(call.attempts),
-                call.attempts[-1].error if call.attempts else "unknown",
-                delay,
-            )
-        self._sleep(delay)
-
-
 class ModelClient:
     """A chat-completions client for one Mind's `plan` role. Thread-safe; close it when done.
 
@@ -543,14 +496,16 @@ class ModelClient:
                 guarded, self._key, max_bytes=max_response_bytes, timeout=self._timeout, clock=clock
             ),
         )
-        self._sdk = _Sdk(
-            api_key=_SDK_PLACEHOLDER_KEY,
+        self._sleep = sleep
+        from minds.adapters.model_client.sdk import Sdk  # on the first client: see sdk.py
+
+        self._sdk: Sdk = Sdk(
+            max_retry_after=max_retry_after,
+            sleep=self._wait,
             base_url=self._base_url,
             http_client=self._http,
             max_retries=retries,
             timeout=self._timeout,
-            max_retry_after=max_retry_after,
-            sleep=sleep,
         )
 
     @classmethod
@@ -642,68 +597,76 @@ class ModelClient:
     def _ask(self, call: _Call, messages: list[dict[str, str]]) -> _Answer | ModelCallError:
         """One request of the SDK's (with its retries); the last attempt's error is the call's."""
         call.json_mode = self._json_mode
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "stream": False}
+        if self._temperature is not None:
+            body["temperature"] = self._temperature
+        if call.json_mode:
+            body["response_format"] = {"type": "json_object"}
         try:
-            raw = self._sdk.chat.completions.with_raw_response.create(
-                model=self.model,
-                messages=cast(Any, messages),
-                stream=False,
-                temperature=openai.omit if self._temperature is None else self._temperature,
-                response_format=({"type": "json_object"} if call.json_mode else openai.omit),
-            )
-            return self._answer(raw.http_response.content)
+            outcome = self._sdk.complete(body)
+            if isinstance(outcome, bytes):
+                return self._answer(outcome)
+            error = self._failed(outcome)
         except _Failed as failed:
             error = failed.error
-        except (
-            openai.OpenAIError,
-            _Unreadable,
-            SsrfRefused,
-            ResolutionFailed,
-            httpx.HTTPError,
-            httpx.InvalidURL,
-        ) as exc:
-            error = self._mapped(exc)
+        except (SsrfRefused, ResolutionFailed) as refused:
+            error = self._refused(refused)
+        except _Unreadable as unread:
+            cap = f"; at most {self._max_bytes} bytes are read"
+            suffix = cap if unread.kind is ModelErrorKind.TOO_LARGE else ""
+            error = self._error(unread.kind, f"the response {unread}{suffix}")
         if call.attempts:
             call.attempts[-1].error = error.kind
         return error
 
-    def _mapped(self, exc: Exception) -> ModelCallError:
-        """The SDK's exceptions (and what the transport raised through it) as our errors."""
-        cause = exc.__cause__ if isinstance(exc, openai.APIConnectionError) else exc
-        if isinstance(cause, SsrfRefused | ResolutionFailed):
-            return self._error(
-                ModelErrorKind.REFUSED,
-                f"the address guard refused the connection: {cause}",
-                retryable=False,
+    def _wait(self, seconds: float) -> None:
+        call = _CURRENT.get(None)
+        if call is not None and call.attempts:
+            call.wait = seconds
+            logger.info(
+                "model %s attempt %d failed (%s); retrying in %.2f s",
+                self.model,
+                len(call.attempts),
+                call.attempts[-1].error,
+                seconds,
             )
-        if isinstance(exc, _Unreadable):
-            cap = f"; at most {self._max_bytes} bytes are read"
-            suffix = cap if exc.kind is ModelErrorKind.TOO_LARGE else ""
-            return self._error(exc.kind, f"the response {exc}{suffix}")
-        if isinstance(exc, openai.APIStatusError):
-            return self._status_error(exc)
-        if isinstance(exc, openai.APITimeoutError):
-            return self._error(ModelErrorKind.TIMEOUT, _timeout_text(cause, self._timeout))
-        if isinstance(exc, openai.APIConnectionError):
+        self._sleep(seconds)
+
+    def _refused(self, refused: BaseException) -> ModelCallError:
+        return self._error(
+            ModelErrorKind.REFUSED,
+            f"the address guard refused the connection: {refused}",
+            retryable=False,
+        )
+
+    def _failed(self, failure: Failure) -> ModelCallError:
+        """The SDK's failure as our error."""
+        if isinstance(failure.cause, SsrfRefused | ResolutionFailed):
+            return self._refused(failure.cause)
+        if failure.kind == "status" and failure.response is not None:
+            return self._status_error(failure)
+        if failure.kind == "timeout":
+            return self._error(ModelErrorKind.TIMEOUT, _timeout_text(failure.cause, self._timeout))
+        if failure.kind == "connection":
             return self._error(
-                ModelErrorKind.CONNECTION, f"cannot reach the model endpoint: {cause}"
+                ModelErrorKind.CONNECTION, f"cannot reach the model endpoint: {failure.cause}"
             )
         # An unusable URL or request: the same request would fail the same way.
         return self._error(
-            ModelErrorKind.CONNECTION, f"cannot send the request: {exc}", retryable=False
+            ModelErrorKind.CONNECTION, f"cannot send the request: {failure.cause}", retryable=False
         )
 
-    def _status_error(self, exc: openai.APIStatusError) -> ModelCallError:
-        response = cast(httpx.Response, exc.response)
-        status = response.status_code
-        retryable = self._sdk.retryable(response)
-        after = self._sdk.retry_after(response)
-        reason = response.reason_phrase or httpx.codes.get_reason_phrase(status)
+    def _status_error(self, failure: Failure) -> ModelCallError:
+        assert failure.response is not None
+        status = failure.response.status_code
+        reason = failure.response.reason_phrase or httpx.codes.get_reason_phrase(status)
         message = f"the model endpoint answered {status} {reason}".rstrip()
         if status in (httpx.codes.UNAUTHORIZED, httpx.codes.FORBIDDEN):
             message += " (check the API key in the Secret the Mind names)"
-        detail = self._excerpt(_error_detail(exc.body))
+        detail = self._excerpt(_error_detail(failure.body))
         if detail:
             message += f": {detail}"
+        after = failure.retry_after
         if after is not None and after > self._max_retry_after:
             message += (
                 f" (the server asks to wait {after:g} s, longer than the "
@@ -713,7 +676,7 @@ class ModelClient:
             ModelErrorKind.HTTP_STATUS,
             message,
             status=status,
-            retryable=retryable,
+            retryable=failure.retryable,
             retry_after=after,
         )
 
