@@ -7,10 +7,12 @@ so retry tests are fast and the delays themselves can be checked.
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
-import random
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -18,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from minds.adapters.log_masking import MaskingFilter
 from minds.adapters.model_client import (
-    BACKOFF_BASE_SECONDS,
     MAX_RESPONSE_BYTES,
     EndpointNotConfigured,
     ModelClient,
@@ -27,9 +29,7 @@ from minds.adapters.model_client import (
     ModelProposalResult,
     RoleNotAssigned,
     TokenUsage,
-    backoff_delay,
     build_messages,
-    parse_retry_after,
 )
 from minds.adapters.model_endpoints import ConfiguredEndpoint, ModelEndpoints
 from minds.domain.capabilities.registry import REGISTRY
@@ -56,6 +56,9 @@ OBJECTIVE = "prod/atlas runs normally"
 MIND = MindView(name="caretaker", namespace="prod", plan_model=True)
 WORKLOAD = {"namespace": "prod", "name": "atlas"}
 USAGE = {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150}
+# The SDK's backoff: 0.5 s doubled per retry up to 8 s, each wait up to a quarter shorter.
+FIRST_BACKOFF = 0.5
+BACKOFF_CAP = 8.0
 
 
 def restart_step(**over: Any) -> dict[str, Any]:
@@ -127,7 +130,7 @@ def target(url: str, allowed: tuple[str, ...] = ("127.0.0.1",)) -> ConfiguredEnd
 def client_for(
     llm: ScriptedLLM, waits: Waits, key: str | None = KEY, **options: Any
 ) -> ModelClient:
-    defaults: dict[str, Any] = {"timeout": 5.0, "sleep": waits, "rng": random.Random(7)}
+    defaults: dict[str, Any] = {"timeout": 5.0, "sleep": waits}
     return ModelClient(endpoint(), target(llm.url), key, **(defaults | options))
 
 
@@ -333,20 +336,29 @@ def test_json_without_choices_is_malformed_and_its_tokens_still_count(
     assert len(llm.requests) == 1
 
 
+GZIP = (("Content-Type", "application/json"), ("Content-Encoding", "gzip"))
+
+
 @pytest.mark.parametrize(
-    ("document", "words"),
+    ("reply", "words"),
     [
-        ([1, 2, 3], "not an object"),
-        ({"choices": "none"}, "no choices"),
-        ({"choices": [42]}, "message is not an object"),
-        ({"choices": [{"message": {"content": 42}}]}, "content is not text"),
-        ({"choices": [{"message": {"content": [{"type": "text", "text": 1}]}}]}, "not text"),
+        (Reply.json([1, 2, 3]), "not an object"),
+        (Reply.json({"choices": "none"}), "no choices"),
+        (Reply.json({"choices": [42]}), "message is not an object"),
+        (Reply.json({"choices": [{"message": {"content": 42}}]}), "content is not text"),
+        (
+            Reply.json({"choices": [{"message": {"content": [{"type": "text", "text": 1}]}}]}),
+            "not text",
+        ),
+        (Reply(body=b"\x1b\x00", headers=(("Content-Encoding", "br"),)), "br-encoded"),
+        (Reply(body=b"not gzip at all", headers=GZIP), "cannot be decoded"),
     ],
 )
-def test_wrong_types_are_malformed_responses(
-    llm: ScriptedLLM, waits: Waits, document: Any, words: str
+def test_wrong_types_and_undecodable_bodies_are_malformed_responses(
+    llm: ScriptedLLM, waits: Waits, reply: Reply, words: str
 ) -> None:
-    llm.play(Reply.json(document))
+    """Not retried: a retry would reach the scripted server's unscripted 500 and count."""
+    llm.play(reply)
     with client_for(llm, waits) as client:
         result = propose(client)
     assert result.error is not None
@@ -402,6 +414,54 @@ def test_a_body_of_unknown_length_under_the_cap_is_read(llm: ScriptedLLM, waits:
         assert propose(client).ok
 
 
+def test_a_gzipped_answer_is_read_and_capped_by_its_decoded_size(
+    llm: ScriptedLLM, waits: Waits
+) -> None:
+    bomb = json.dumps({"choices": [{"message": {"content": " " * MAX_RESPONSE_BYTES * 4}}]})
+    packed = gzip.compress(bomb.encode())
+    assert len(packed) < MAX_RESPONSE_BYTES // 50  # small on the wire, only large decoded
+    llm.play(
+        Reply(body=gzip.compress(Reply.completion(GOOD_PROPOSAL).body), headers=GZIP),
+        Reply(body=packed, headers=GZIP),
+    )
+    with client_for(llm, waits) as client:
+        read, bombed = propose(client), propose(client)
+    assert read.text == json.dumps(GOOD_PROPOSAL)
+    assert bombed.error is not None
+    assert bombed.error.kind is ModelErrorKind.TOO_LARGE
+    assert "longer than" in bombed.error.message
+    assert llm.requests[0].headers["accept-encoding"] == "gzip"
+    assert len(llm.requests) == 2
+
+
+class Ticks:
+    """A clock that moves `step` seconds each time it is read."""
+
+    def __init__(self, step: float) -> None:
+        self.now = 0.0
+        self.step = step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+@pytest.mark.parametrize("retries", [0, 1])
+def test_a_body_slower_than_the_timeout_is_a_timeout_retried_like_one(
+    llm: ScriptedLLM, waits: Waits, retries: int
+) -> None:
+    """httpx times each read; the client's deadline holds for the whole body (the clock jumps
+    10 s between reads here, past the 5 s timeout, so no test waits)."""
+    llm.play(*[Reply.completion(GOOD_PROPOSAL)] * 3)
+    with client_for(llm, waits, clock=Ticks(10.0), retries=retries) as client:
+        result = propose(client)
+    assert result.error is not None
+    assert result.error.kind is ModelErrorKind.TIMEOUT
+    assert "reading the answer" in result.error.message
+    assert len(llm.requests) == 1 + retries
+    assert [a.error for a in result.history] == [ModelErrorKind.TIMEOUT] * (1 + retries)
+
+
 # --- timeouts and retries -------------------------------------------------------------------
 
 
@@ -441,7 +501,7 @@ def test_a_500_then_a_200_succeeds_on_retry_and_sums_the_tokens(
     assert result.usage == TokenUsage(prompt_tokens=110, completion_tokens=50, total_tokens=160)
     assert [a.status for a in result.history] == [500, 200]
     (delay,) = waits.delays
-    assert BACKOFF_BASE_SECONDS / 2 <= delay <= BACKOFF_BASE_SECONDS
+    assert FIRST_BACKOFF * 0.75 <= delay <= FIRST_BACKOFF
     assert result.to_proposal() is not None
     assert result.to_proposal().tokens == 160  # type: ignore[union-attr]
 
@@ -456,8 +516,31 @@ def test_5xx_retries_are_bounded_and_back_off_exponentially(llm: ScriptedLLM, wa
     assert len(llm.requests) == 3
     assert llm.unplayed == 1
     first, second = waits.delays
-    assert 0.25 <= first <= 0.5
-    assert 0.5 <= second <= 1.0
+    assert 0.375 <= first <= 0.5
+    assert 0.75 <= second <= 1.0
+
+
+def test_backoff_doubles_with_jitter_up_to_its_cap(llm: ScriptedLLM, waits: Waits) -> None:
+    llm.play(*[Reply.text("busy", status=503)] * 7)
+    with client_for(llm, waits, retries=6) as client:
+        result = propose(client)
+    assert result.attempts == 7
+    steps = [min(BACKOFF_CAP, FIRST_BACKOFF * 2**retry) for retry in range(6)]
+    assert steps[-2:] == [BACKOFF_CAP, BACKOFF_CAP]
+    for step, delay in zip(steps, waits.delays, strict=True):
+        assert step * 0.75 <= delay <= step
+
+
+@pytest.mark.parametrize(("status", "says", "requests"), [(503, "false", 1), (400, "true", 2)])
+def test_a_server_that_says_whether_to_retry_is_obeyed(
+    llm: ScriptedLLM, waits: Waits, status: int, says: str, requests: int
+) -> None:
+    llm.play(*[Reply.json({}, status=status, headers={"x-should-retry": says})] * 2)
+    with client_for(llm, waits, retries=1) as client:
+        result = propose(client)
+    assert result.error is not None
+    assert result.error.status == status
+    assert len(llm.requests) == requests
 
 
 def test_a_dropped_connection_is_retried(llm: ScriptedLLM, waits: Waits) -> None:
@@ -483,28 +566,57 @@ def test_a_refused_connection_is_a_connection_error(waits: Waits) -> None:
     assert len(waits.delays) == 1
 
 
-def test_429_with_retry_after_is_waited_out_exactly(llm: ScriptedLLM, waits: Waits) -> None:
+@pytest.mark.parametrize(
+    ("header", "value", "seconds"), [("Retry-After", "2", 2.0), ("retry-after-ms", "1500", 1.5)]
+)
+def test_429_with_retry_after_is_waited_out_exactly(
+    llm: ScriptedLLM, waits: Waits, header: str, value: str, seconds: float
+) -> None:
     llm.play(
-        Reply.json({"error": {"message": "slow down"}}, status=429, headers={"Retry-After": "2"}),
+        Reply.json({"error": {"message": "slow down"}}, status=429, headers={header: value}),
         Reply.completion(GOOD_PROPOSAL, usage=USAGE),
     )
     with client_for(llm, waits) as client:
         result = propose(client)
     assert result.ok
-    assert waits.delays == [2.0]
+    assert waits.delays == [seconds]
     assert len(llm.requests) == 2
-    assert result.history[1].waited_seconds == 2.0
+    assert result.history[1].waited_seconds == seconds
 
 
-def test_429_asking_for_longer_than_the_cap_ends_the_call(llm: ScriptedLLM, waits: Waits) -> None:
-    llm.play(Reply.json({}, status=429, headers={"Retry-After": "3600"}))
+@pytest.mark.parametrize("seconds", [60, 3600])
+def test_429_asking_for_longer_than_the_cap_ends_the_call(
+    llm: ScriptedLLM, waits: Waits, seconds: int
+) -> None:
+    """60 s is within what the SDK alone would wait: only the client's 30 s cap ends it."""
+    llm.play(*[Reply.json({}, status=429, headers={"Retry-After": str(seconds)})] * 2)
     with client_for(llm, waits) as client:
         result = propose(client)
     assert result.error is not None
-    assert (result.error.status, result.error.retry_after_seconds) == (429, 3600.0)
-    assert "asks to wait 3600 s" in result.error.message
+    assert (result.error.status, result.error.retry_after_seconds) == (429, float(seconds))
+    assert result.error.retryable  # later, by the engine: not within this call
+    assert f"asks to wait {seconds} s" in result.error.message
     assert waits.delays == []
     assert len(llm.requests) == 1
+
+
+def test_a_retry_after_given_as_a_date_is_honoured(llm: ScriptedLLM, waits: Waits) -> None:
+    soon = format_datetime(datetime.now(UTC) + timedelta(seconds=5), usegmt=True)
+    later = format_datetime(datetime.now(UTC) + timedelta(hours=1), usegmt=True)
+    llm.play(
+        Reply.json({}, status=429, headers={"Retry-After": soon}),
+        Reply.completion(GOOD_PROPOSAL),
+        Reply.json({}, status=429, headers={"Retry-After": later}),
+    )
+    with client_for(llm, waits) as client:
+        first = propose(client)
+        second = propose(client)
+    assert first.ok
+    (waited,) = waits.delays  # HTTP dates have whole seconds
+    assert 3.0 <= waited <= 5.0
+    assert second.error is not None
+    assert 3590 <= (second.error.retry_after_seconds or 0) <= 3600
+    assert len(llm.requests) == 3
 
 
 def test_401_is_not_retried_and_says_to_check_the_key(llm: ScriptedLLM, waits: Waits) -> None:
@@ -520,14 +632,26 @@ def test_401_is_not_retried_and_says_to_check_the_key(llm: ScriptedLLM, waits: W
     assert waits.delays == []
 
 
-@pytest.mark.parametrize("status", [400, 403, 404, 408, 422])
+@pytest.mark.parametrize("status", [400, 403, 404, 422])
 def test_other_4xx_are_never_retried(llm: ScriptedLLM, waits: Waits, status: int) -> None:
-    llm.play(Reply.json({"error": {"message": "no"}}, status=status))
+    llm.play(*[Reply.json({"error": {"message": "no"}}, status=status)] * 2)
     with client_for(llm, waits) as client:
         result = propose(client)
     assert result.error is not None
     assert result.error.status == status
+    assert not result.error.retryable
     assert len(llm.requests) == 1
+
+
+@pytest.mark.parametrize("status", [408, 409])
+def test_request_timeout_and_conflict_are_retried(
+    llm: ScriptedLLM, waits: Waits, status: int
+) -> None:
+    llm.play(Reply.json({"error": {"message": "again"}}, status=status), Reply.completion({}))
+    with client_for(llm, waits) as client:
+        result = propose(client)
+    assert result.ok
+    assert [a.status for a in result.history] == [status, 200]
 
 
 def test_a_server_without_json_mode_is_asked_again_without_it(
@@ -586,6 +710,60 @@ def test_the_key_never_appears_in_logs_errors_results_or_reprs(
     shown.append(caplog.text)
     for text in shown:
         assert KEY not in text
+
+
+class RawLines(logging.Handler):
+    """Lines as logged: a handler on the logger itself runs before the root's filter."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def test_what_the_sdk_carries_from_an_error_answer_is_masked(
+    llm: ScriptedLLM,
+    waits: Waits,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The SDK's exceptions hold the server's body and headers, and its own text quotes the
+    body's message; an endpoint echoing the key and a person's address must show neither.
+
+    The client's and the SDK's own log lines must be clean as they are logged; httpcore's
+    debug lines quote response headers, so the whole log is read as the controller writes it,
+    through the masking filter on its handlers."""
+    caplog.set_level(logging.DEBUG)
+    caplog.handler.addFilter(MaskingFilter())
+    raw = RawLines()
+    for name in ("minds", "openai"):
+        monkeypatch.setattr(logging.getLogger(name), "handlers", [raw])
+    person = "alice@example.org"
+    said = f"key {KEY} of {person} was refused"
+    echo = {"X-Echo": f"Bearer {KEY} {person}"}
+    llm.play(
+        Reply.json(
+            {"error": {"message": said, "code": "invalid_api_key"}}, status=401, headers=echo
+        ),
+        *[Reply.json({"message": said}, status=500, headers=echo)] * 3,
+        Reply(status=400, body=said.encode(), headers=(("X-Echo", f"{KEY} {person}"),)),
+    )
+    with client_for(llm, waits, retries=2) as client:
+        results = [propose(client), propose(client), propose(client)]
+
+    assert [r.error.status for r in results] == [401, 500, 400]  # type: ignore[union-attr]
+    assert any("gave no proposal" in line for line in raw.lines)
+    shown = [caplog.text, *raw.lines]
+    for result in results:
+        assert result.error is not None
+        assert "[redacted]" in result.error.message  # the server's words came through, masked
+        assert "[email]" in result.error.message
+        shown += [result.error.message, result.model_dump_json(), repr(result)]
+    for text in shown:
+        assert KEY not in text
+        assert person not in text
 
 
 def test_a_key_that_cannot_be_a_header_is_refused_without_showing_it() -> None:
@@ -663,24 +841,113 @@ def test_a_metadata_address_is_refused_even_when_a_name_is_allowed(waits: Waits)
     assert "metadata" in result.error.message
 
 
+def test_every_retry_passes_the_guard_again_and_a_rebound_name_is_refused(
+    llm: ScriptedLLM, waits: Waits
+) -> None:
+    """DNS rebinding between two attempts: the first resolves to the allowed loopback, the
+    retry to a private address nobody listed. The dropped connection makes the retry open a
+    new one, which the guard checks like the first."""
+    port = int(llm.url.split(":")[2].split("/")[0])
+    answers = iter(["127.0.0.1", "10.1.2.3"])
+    lookups: list[str] = []
+
+    def resolver(host: str, port: int, **_: Any) -> list[tuple[Any, ...]]:
+        lookups.append(host)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (next(answers), port))]
+
+    llm.play(Reply(drop=True), Reply.completion(GOOD_PROPOSAL))
+    configured = target(f"http://llm.example.test:{port}/v1", allowed=("127.0.0.1",))
+    with ModelClient(endpoint(), configured, KEY, sleep=waits, resolver=resolver) as client:
+        result = propose(client)
+    assert result.error is not None
+    assert result.error.kind is ModelErrorKind.REFUSED
+    assert "10.1.2.3" in result.error.message
+    assert [a.error for a in result.history] == [
+        ModelErrorKind.CONNECTION,
+        ModelErrorKind.REFUSED,
+    ]
+    assert len(waits.delays) == 1  # the SDK did retry; the guard stopped the retry
+    assert lookups == ["llm.example.test"] * 2
+    assert len(llm.requests) == 1
+
+
+def test_a_proxy_in_the_environment_does_not_carry_a_call_past_the_guard(
+    llm: ScriptedLLM, waits: Waits, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A proxy would open the connection without the guard. httpx takes none from the
+    environment for a client given its own transport; this pins it (the scripted server would
+    accept proxied requests: none reaches it)."""
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(name, llm.url.removesuffix("/v1"))
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    llm.play(Reply.completion(GOOD_PROPOSAL))
+    with ModelClient(endpoint(), target("http://10.1.2.3/v1", allowed=()), sleep=waits) as client:
+        result = propose(client)
+    assert result.error is not None
+    assert result.error.kind is ModelErrorKind.REFUSED
+    assert llm.requests == []
+
+
+def test_nothing_from_the_controllers_environment_reaches_the_endpoint(
+    llm: ScriptedLLM, waits: Waits, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDK reads keys, an organization, a project, extra headers and a base URL from the
+    environment; none of them may go to an endpoint a Mind names."""
+    for name, value in {
+        "OPENAI_API_KEY": "sk-from-the-environment",
+        "OPENAI_ADMIN_KEY": "sk-admin-from-the-environment",
+        "OPENAI_ORG_ID": "org-from-the-environment",
+        "OPENAI_PROJECT_ID": "proj-from-the-environment",
+        "OPENAI_CUSTOM_HEADERS": "X-Team: from-the-environment\nAuthorization: Bearer sk-env",
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/from-the-environment",
+    }.items():
+        monkeypatch.setenv(name, value)
+    llm.play(Reply.completion(GOOD_PROPOSAL), Reply.completion(GOOD_PROPOSAL))
+    with client_for(llm, waits, key=None) as keyless, client_for(llm, waits) as keyed:
+        assert propose(keyless).ok
+        assert propose(keyed).ok
+
+    without, with_key = llm.requests
+    assert "authorization" not in without.headers
+    assert with_key.headers["authorization"] == f"Bearer {KEY}"
+    for request in llm.requests:
+        assert request.path == "/v1/chat/completions"
+        assert set(request.headers) <= {
+            "host",
+            "content-type",
+            "content-length",
+            "user-agent",
+            "accept",
+            "accept-encoding",
+            "authorization",
+        }
+        assert request.headers["user-agent"] == "minds-operator/0.1 (plan role)"
+        assert "environment" not in " ".join(request.headers.values())
+
+
 # --- pure helpers ---------------------------------------------------------------------------
 
 
-def test_retry_after_reads_seconds_and_http_dates() -> None:
-    now = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
-    assert parse_retry_after("5", now) == 5.0
-    assert parse_retry_after(format_datetime(now + timedelta(seconds=90), usegmt=True), now) == 90
-    assert parse_retry_after(format_datetime(now - timedelta(hours=1), usegmt=True), now) == 0
-    assert parse_retry_after("soon", now) is None
-    assert parse_retry_after("nan", now) is None
-    assert parse_retry_after(None, now) is None
-
-
-def test_backoff_doubles_with_jitter_and_is_capped() -> None:
-    rng = random.Random(1)
-    for retry in range(10):
-        step = min(8.0, BACKOFF_BASE_SECONDS * 2**retry)
-        assert step / 2 <= backoff_delay(retry, rng) <= step
+def test_the_sdk_is_loaded_by_the_first_client_not_by_the_controller() -> None:
+    """A controller that calls no model does not pay the SDK's memory and start-up time."""
+    script = """
+import sys
+import minds.controller.wiring
+from minds.adapters.model_client import ModelClient
+from minds.adapters.model_endpoints import ConfiguredEndpoint
+from minds.domain.resources.mind import ModelEndpoint
+print("openai" in sys.modules)
+ModelClient(
+    ModelEndpoint(endpoint="test-llm", model="m"),
+    ConfiguredEndpoint(name="test-llm", url="http://127.0.0.1:9/v1"),
+).close()
+print("openai" in sys.modules)
+"""
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert run.stdout.split() == ["False", "True"]
 
 
 def test_long_context_is_cut() -> None:

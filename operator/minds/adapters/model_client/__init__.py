@@ -17,38 +17,37 @@ body that is not a chat completion, or one that is too large all come back as a
 what to do next. Only a misconfiguration (an endpoint without the `plan` role, an API key that
 cannot be sent in a header) raises, when the client is built.
 
-Retries are bounded and only for what a retry can fix: timeouts, connection failures, 429 and
-5xx. A `Retry-After` up to a cap is waited out exactly; a longer one ends the call, with the
-server's wish in the error, rather than retrying before the server is ready. Other 4xx statuses
-are the caller's fault and are never retried, with one exception: a 400 that names
-`response_format` means the server does not know JSON mode, so the same request is sent once
-more without it (and JSON mode stays off for this client).
+The request, its retries and its error classes are the `openai` SDK's (`sdk.py` says which
+and how its retry rules are bent). One more rule is ours: a 400 that names `response_format`
+means the server does not know JSON mode, so the same request is sent once more without it (and
+JSON mode stays off for this client). The response body is read here, not by the SDK's models,
+which accept any shape without complaint.
 
-Where it connects is the cluster admin's choice: the Mind names an endpoint of the controller's
-configuration (`minds.adapters.model_endpoints`), and every connection passes the browser's
-address guard under that endpoint's allow-list, so an internal address is reached only where
-the admin listed it (a refusal is a `refused` error, never retried).
+Every request the SDK sends, retries included, goes through `_Egress`, the transport in front
+of the browser's address guard: it opens connections only where the guard allows under the
+admin's allow-list for that endpoint (a refusal is a `refused` error, never retried), sends
+only the headers listed here (the SDK would otherwise add a key, an organization or custom
+headers it finds in the controller's environment), and reads at most `max_response_bytes` of
+decoded body within the attempt's timeout.
 
 The API key is read by the controller from a labelled Secret beside the Mind and passed in as
-text. It is
-held in a wrapper whose repr hides it, sent only in the `Authorization` header, never logged,
-and cut out of any server text (error bodies often echo it) before that text reaches an error
-message.
+text. It is held in a wrapper whose repr hides it, added by `_Egress` to the `Authorization`
+header only (the SDK never holds it), never logged, and cut out of any server text (error
+bodies often echo it) before that text reaches an error message.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
-import random
 import socket
 import time
-from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
+import zlib
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Annotated, Any, Final, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, Final, NoReturn
 
 import httpx
 from pydantic import Field
@@ -74,6 +73,9 @@ from minds.domain.planning.model import (
 from minds.domain.planning.planner import ModelProposal
 from minds.domain.resources.mind import MindSpec, ModelEndpoint, ModelRole
 
+if TYPE_CHECKING:
+    from minds.adapters.model_client.sdk import Failure, Sdk
+
 logger = logging.getLogger(__name__)
 
 MAX_RESPONSE_BYTES: Final = 256 * 1024
@@ -81,12 +83,21 @@ MAX_RESPONSE_BYTES: Final = 256 * 1024
 MAX_CONTEXT_CHARS: Final = 32 * 1024
 """The longest context sent; the rest is cut, so one chatty observation cannot fill a prompt."""
 DEFAULT_RETRIES: Final = 2
-BACKOFF_BASE_SECONDS: Final = 0.5
-BACKOFF_CAP_SECONDS: Final = 8.0
 RETRY_AFTER_CAP_SECONDS: Final = 30.0
 EXCERPT_CHARS: Final = 300
 USER_AGENT: Final = "minds-operator/0.1 (plan role)"
 REDACTED: Final = "[redacted]"
+
+# What a request carries to the endpoint. Every other header the SDK sets is dropped: its
+# platform headers, and any key, organization or custom header it read from the controller's
+# environment.
+_SENT_HEADERS: Final = frozenset({"host", "content-type", "content-length"})
+_FIXED_HEADERS: Final = (
+    ("User-Agent", USER_AGENT),
+    ("Accept", "application/json"),
+    # The only encoding `_Body` can decode while counting what it decodes.
+    ("Accept-Encoding", "gzip"),
+)
 
 
 class RoleNotAssigned(ValueError):
@@ -199,26 +210,248 @@ class _Secret:
 
 
 class _Failed(Exception):
-    """An attempt failed; carries the typed error and whatever usage the body reported."""
+    """The answer is not a usable chat completion; carries the typed error."""
 
-    def __init__(self, error: ModelCallError, usage: TokenUsage | None = None) -> None:
+    def __init__(self, error: ModelCallError) -> None:
         super().__init__(error.message)
         self.error = error
-        self.usage = usage or TokenUsage()
 
 
 class _Answer(Model):
     text: str
-    usage: TokenUsage
     finish_reason: str | None = None
     response_id: str | None = None
+
+
+# --- what each request of a call did -----------------------------------------------------------
+
+
+@dataclass
+class _Attempt:
+    number: int
+    started: float
+    waited: float
+    json_mode: bool
+    ended: float | None = None
+    status: int | None = None
+    error: ModelErrorKind | None = None
+    body: bytearray = field(default_factory=bytearray)
+
+    def record(self) -> AttemptRecord:
+        return AttemptRecord(
+            number=self.number,
+            status=self.status,
+            error=self.error,
+            seconds=max(0.0, (self.ended or self.started) - self.started),
+            waited_seconds=self.waited,
+            json_mode=self.json_mode,
+        )
+
+
+@dataclass
+class _Call:
+    """One `propose_plan`: the SDK sends its requests, `_Egress` notes each one here."""
+
+    json_mode: bool = True
+    attempts: list[_Attempt] = field(default_factory=list)
+    wait: float = 0.0
+
+    def begin(self, now: float) -> _Attempt:
+        attempt = _Attempt(len(self.attempts) + 1, now, self.wait, self.json_mode)
+        self.attempts.append(attempt)
+        self.wait = 0.0
+        return attempt
+
+    def usage(self) -> TokenUsage:
+        total = TokenUsage()
+        for attempt in self.attempts:
+            total = total.plus(_usage(_json_object(bytes(attempt.body))))
+        return total
+
+
+# The SDK calls the transport in the caller's thread, so the call in progress is a context
+# variable: concurrent calls on one client each see their own.
+_CURRENT: ContextVar[_Call] = ContextVar("minds_model_call")
+
+
+class _Unreadable(Exception):
+    """An answer not read: too large, or encoded in a way we did not ask for. Not an httpx
+    error, so the SDK passes it up at once instead of retrying."""
+
+    def __init__(self, kind: ModelErrorKind, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class _TooSlow(httpx.ReadTimeout):
+    """The whole body took longer than the timeout; the SDK retries it like any timeout."""
+
+
+class _Egress(httpx.BaseTransport):
+    """In front of the guarded transport, for every request the SDK sends: the headers that
+    leave, and how much of the answer is read and for how long.
+
+    httpx's read timeout is per chunk; the deadline bounds the whole body, so a server that
+    trickles bytes cannot hold a worker for longer than about one more chunk.
+    """
+
+    def __init__(
+        self,
+        inner: httpx.BaseTransport,
+        key: _Secret | None,
+        *,
+        max_bytes: int,
+        timeout: float,
+        clock: Callable[[], float],
+    ) -> None:
+        self._inner = inner
+        self._key = key
+        self._max_bytes = max_bytes
+        self._timeout = timeout
+        self._clock = clock
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        call = _CURRENT.get(None) or _Call()
+        attempt = call.begin(self._clock())
+        # A new request, not the SDK's one edited: the SDK reads its own markers from the
+        # request the response points back to.
+        outgoing = httpx.Request(
+            request.method,
+            request.url,
+            headers=self._headers(request.headers),
+            stream=request.stream,
+            extensions=request.extensions,
+        )
+        try:
+            response = self._inner.handle_request(outgoing)
+        except Exception as error:
+            attempt.error = _transport_error_kind(error)
+            attempt.ended = self._clock()
+            raise
+        attempt.status = response.status_code
+        ok = response.status_code == httpx.codes.OK
+        if not ok:
+            attempt.error = ModelErrorKind.HTTP_STATUS
+        declared = response.headers.get("content-length", "")
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        unread: _Unreadable | None = None
+        if ok and declared.isdigit() and int(declared) > self._max_bytes:
+            unread = _Unreadable(ModelErrorKind.TOO_LARGE, f"declares {declared} bytes")
+        elif encoding not in _DECODERS:
+            unread = _Unreadable(
+                ModelErrorKind.MALFORMED_RESPONSE, f"is {encoding}-encoded; only gzip was asked for"
+            )
+        if unread is not None:
+            response.close()
+            attempt.ended = self._clock()
+            raise unread
+        headers = httpx.Headers(response.headers)
+        if encoding != "identity":
+            # Decoded here, so the cap counts decoded bytes; httpx must not decode again.
+            del headers["content-encoding"]
+            headers.pop("content-length", None)
+        body = _Body(
+            response,
+            attempt,
+            limit=self._max_bytes,
+            deadline=attempt.started + self._timeout,
+            clock=self._clock,
+            decoder=_DECODERS[encoding](),
+            strict=ok,
+        )
+        return httpx.Response(
+            response.status_code, headers=headers, stream=body, extensions=response.extensions
+        )
+
+    def _headers(self, asked: httpx.Headers) -> httpx.Headers:
+        headers = httpx.Headers([(k, v) for k, v in asked.multi_items() if k in _SENT_HEADERS])
+        headers.update(dict(_FIXED_HEADERS))
+        if self._key is not None:
+            headers["Authorization"] = f"Bearer {self._key.reveal()}"
+        return headers
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _Body(httpx.SyncByteStream):
+    """The response body, decoded and counted as it is read. A 200's body over the cap is
+    `too_large`; an error status's is cut, since the status already says what matters."""
+
+    def __init__(
+        self,
+        response: httpx.Response,
+        attempt: _Attempt,
+        *,
+        limit: int,
+        deadline: float,
+        clock: Callable[[], float],
+        decoder: Any,
+        strict: bool,
+    ) -> None:
+        self._response = response
+        self._attempt = attempt
+        self._limit = limit
+        self._deadline = deadline
+        self._clock = clock
+        self._decoder = decoder
+        self._strict = strict
+
+    def __iter__(self) -> Iterator[bytes]:
+        body = self._attempt.body
+        for chunk in self._response.iter_raw():
+            room = self._limit - len(body)
+            try:
+                # At most one byte past the room: enough to know the cap is passed.
+                data = self._decoder.decompress(chunk, room + 1) if self._decoder else chunk
+            except zlib.error as error:
+                raise _Unreadable(
+                    ModelErrorKind.MALFORMED_RESPONSE, f"cannot be decoded ({error})"
+                ) from None
+            if len(data) > room:
+                if self._strict:
+                    raise _Unreadable(
+                        ModelErrorKind.TOO_LARGE, f"is longer than {self._limit} bytes"
+                    )
+                body += data[:room]
+                yield data[:room]
+                return
+            body += data
+            yield data
+            if self._clock() > self._deadline:
+                self._attempt.error = ModelErrorKind.TIMEOUT
+                raise _TooSlow("the response took too long to arrive")
+
+    def close(self) -> None:
+        self._attempt.ended = self._clock()
+        self._response.close()
+
+
+def _gzip() -> Any:
+    return zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+
+
+_DECODERS: Final[Mapping[str, Callable[[], Any]]] = {
+    "identity": lambda: None,
+    "gzip": _gzip,
+    "x-gzip": _gzip,
+}
+
+
+def _transport_error_kind(error: Exception) -> ModelErrorKind:
+    if isinstance(error, SsrfRefused | ResolutionFailed):
+        return ModelErrorKind.REFUSED
+    if isinstance(error, httpx.TimeoutException):
+        return ModelErrorKind.TIMEOUT
+    return ModelErrorKind.CONNECTION
 
 
 class ModelClient:
     """A chat-completions client for one Mind's `plan` role. Thread-safe; close it when done.
 
-    `timeout` (seconds, per attempt) defaults to the endpoint's `timeoutSeconds`; `sleep`, `rng`
-    and `clock` are there so tests can see the waits without waiting.
+    `timeout` (seconds, per attempt) defaults to the endpoint's `timeoutSeconds`; `retries` is
+    the SDK's `max_retries`; `sleep` and `clock` are there so tests can see the waits without
+    waiting.
     """
 
     def __init__(
@@ -234,7 +467,6 @@ class ModelClient:
         json_mode: bool = True,
         temperature: float | None = 0.0,
         sleep: Callable[[float], None] = time.sleep,
-        rng: random.Random | None = None,
         clock: Callable[[], float] = time.monotonic,
         resolver: Resolver = socket.getaddrinfo,
     ) -> None:
@@ -247,24 +479,33 @@ class ModelClient:
         if retries < 0:
             raise ValueError("retries must not be negative")
         self._endpoint = endpoint
-        self._url = target.url.rstrip("/") + "/chat/completions"
+        self._base_url = target.url.rstrip("/")
         self._key = _secret(api_key)
         self._timeout = float(timeout if timeout is not None else endpoint.timeout_seconds)
-        self._retries = retries
         self._max_retry_after = max_retry_after
         self._max_bytes = max_response_bytes
         self._json_mode = json_mode
         self._temperature = temperature
-        self._sleep = sleep
-        # Jitter only spreads retries of many minds apart; it need not be unpredictable.
-        self._rng = rng or random.Random()  # noqa: S311
         self._clock = clock
+        # Every connection is checked where it is opened, as the browser's are; only the
+        # admin's configuration (never the Mind) can allow an internal address.
+        guarded = GuardedTransport(Guard(AllowList.of(target.allowed_addresses), resolver))
         self._http = httpx.Client(
             follow_redirects=False,  # a redirect would carry the key somewhere unplanned
-            headers={"User-Agent": USER_AGENT, "Accept": "application/json"},
-            # Every connection is checked where it is opened, as the browser's are; only the
-            # admin's configuration (never the Mind) can allow an internal address.
-            transport=GuardedTransport(Guard(AllowList.of(target.allowed_addresses), resolver)),
+            transport=_Egress(
+                guarded, self._key, max_bytes=max_response_bytes, timeout=self._timeout, clock=clock
+            ),
+        )
+        self._sleep = sleep
+        from minds.adapters.model_client.sdk import Sdk  # on the first client: see sdk.py
+
+        self._sdk: Sdk = Sdk(
+            max_retry_after=max_retry_after,
+            sleep=self._wait,
+            base_url=self._base_url,
+            http_client=self._http,
+            max_retries=retries,
+            timeout=self._timeout,
         )
 
     @classmethod
@@ -293,14 +534,14 @@ class ModelClient:
 
     @property
     def url(self) -> str:
-        return self._url
+        return self._base_url + "/chat/completions"
 
     def __repr__(self) -> str:
         key = "set" if self._key is not None else "none"
-        return f"ModelClient(url={self._url!r}, model={self.model!r}, api_key={key})"
+        return f"ModelClient(url={self.url!r}, model={self.model!r}, api_key={key})"
 
     def close(self) -> None:
-        self._http.close()
+        self._sdk.close()
 
     def __enter__(self) -> ModelClient:
         return self
@@ -319,167 +560,124 @@ class ModelClient:
         """Ask for a proposal; never raises for what the endpoint or the network does."""
         messages, masked = build_messages(objective, vocabulary, context)
         started = self._clock()
-        usage = TokenUsage()
-        history: list[AttemptRecord] = []
-        retries_left = self._retries
-        waited = 0.0
-        while True:
-            json_mode = self._json_mode
-            attempt_started = self._clock()
-            try:
-                answer = self._attempt(self._body(messages, json_mode))
-            except _Failed as failed:
-                usage = usage.plus(failed.usage)
-                error = failed.error
-                history.append(
-                    self._record(history, attempt_started, waited, json_mode, error=error)
-                )
-                logger.info(
-                    "model %s attempt %d failed: %s",
-                    self.model,
-                    len(history),
-                    error.message,
-                )
-                if json_mode and _rejects_json_mode(error):
-                    # Not a retry of the same request: a different one the server may accept.
-                    self._json_mode = False
-                    waited = 0.0
-                    continue
-                delay = self._delay(error, self._retries - retries_left)
-                if delay is None or retries_left == 0:
-                    return self._result(started, usage, history, masked, error=self._final(error))
-                retries_left -= 1
-                self._sleep(delay)
-                waited = delay
-                continue
-            usage = usage.plus(answer.usage)
-            history.append(self._record(history, attempt_started, waited, json_mode, status=200))
-            logger.info(
-                "model %s proposed a plan in %d attempt(s), %d tokens",
-                self.model,
-                len(history),
-                usage.total_tokens,
-            )
-            return self._result(
-                started,
-                usage,
-                history,
-                masked,
-                text=answer.text,
-                finish_reason=answer.finish_reason,
-                response_id=answer.response_id,
-            )
+        call = _Call()
+        token = _CURRENT.set(call)
+        try:
+            outcome = self._ask(call, messages)
+            if (
+                isinstance(outcome, ModelCallError)
+                and call.json_mode
+                and _rejects_json_mode(outcome)
+            ):
+                # Not a retry of the same request: a different one the server may accept.
+                self._json_mode = False
+                outcome = self._ask(call, messages)
+        finally:
+            _CURRENT.reset(token)
+        usage = call.usage()
+        result = ModelProposalResult(
+            model=self.model,
+            usage=usage,
+            attempts=len(call.attempts),
+            latency_seconds=max(0.0, self._clock() - started),
+            history=tuple(attempt.record() for attempt in call.attempts),
+            masked=masked,
+        )
+        if isinstance(outcome, ModelCallError):
+            logger.info("model %s gave no proposal: %s", self.model, outcome.message)
+            return result.model_copy(update={"error": outcome})
+        logger.info(
+            "model %s proposed a plan in %d attempt(s), %d tokens",
+            self.model,
+            len(call.attempts),
+            usage.total_tokens,
+        )
+        return result.model_copy(update=outcome.model_dump())
 
-    def _body(self, messages: list[dict[str, str]], json_mode: bool) -> dict[str, Any]:
+    def _ask(self, call: _Call, messages: list[dict[str, str]]) -> _Answer | ModelCallError:
+        """One request of the SDK's (with its retries); the last attempt's error is the call's."""
+        call.json_mode = self._json_mode
         body: dict[str, Any] = {"model": self.model, "messages": messages, "stream": False}
         if self._temperature is not None:
             body["temperature"] = self._temperature
-        if json_mode:
+        if call.json_mode:
             body["response_format"] = {"type": "json_object"}
-        return body
-
-    def _headers(self) -> dict[str, str]:
-        if self._key is None:
-            return {}
-        return {"Authorization": f"Bearer {self._key.reveal()}"}
-
-    def _attempt(self, body: dict[str, Any]) -> _Answer:
-        deadline = self._clock() + self._timeout
         try:
-            with self._http.stream(
-                "POST",
-                self._url,
-                json=body,
-                headers=self._headers(),
-                timeout=httpx.Timeout(self._timeout),
-            ) as response:
-                if response.status_code != httpx.codes.OK:
-                    raise self._status_error(response, deadline)
-                raw = self._read(response, deadline)
-        except (SsrfRefused, ResolutionFailed) as error:
-            raise _Failed(
-                self._error(
-                    ModelErrorKind.REFUSED,
-                    f"the address guard refused the connection: {error}",
-                    retryable=False,
-                )
-            ) from None
-        except httpx.TimeoutException as error:
-            raise _Failed(
-                self._error(ModelErrorKind.TIMEOUT, _timeout_text(error, self._timeout))
-            ) from None
-        except (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError) as error:
-            raise _Failed(
-                self._error(ModelErrorKind.CONNECTION, f"cannot reach the model endpoint: {error}")
-            ) from None
-        except httpx.DecodingError as error:
-            raise _Failed(
-                self._error(
-                    ModelErrorKind.MALFORMED_RESPONSE, f"the response cannot be decoded: {error}"
-                )
-            ) from None
-        except (httpx.HTTPError, httpx.InvalidURL) as error:
-            # A local protocol error or an unusable URL: the same request would fail the same way.
-            raise _Failed(
-                self._error(
-                    ModelErrorKind.CONNECTION,
-                    f"cannot send the request: {error}",
-                    retryable=False,
-                )
-            ) from None
-        return self._answer(raw)
+            outcome = self._sdk.complete(body)
+            if isinstance(outcome, bytes):
+                return self._answer(outcome)
+            error = self._failed(outcome)
+        except _Failed as failed:
+            error = failed.error
+        except (SsrfRefused, ResolutionFailed) as refused:
+            error = self._refused(refused)
+        except _Unreadable as unread:
+            cap = f"; at most {self._max_bytes} bytes are read"
+            suffix = cap if unread.kind is ModelErrorKind.TOO_LARGE else ""
+            error = self._error(unread.kind, f"the response {unread}{suffix}")
+        if call.attempts:
+            call.attempts[-1].error = error.kind
+        return error
 
-    def _read(self, response: httpx.Response, deadline: float) -> bytes:
-        """The decoded body, at most `max_response_bytes`, within the attempt's deadline.
+    def _wait(self, seconds: float) -> None:
+        call = _CURRENT.get(None)
+        if call is not None and call.attempts:
+            call.wait = seconds
+            logger.info(
+                "model %s attempt %d failed (%s); retrying in %.2f s",
+                self.model,
+                len(call.attempts),
+                call.attempts[-1].error,
+                seconds,
+            )
+        self._sleep(seconds)
 
-        httpx's read timeout is per chunk; the deadline bounds the whole body, so a server that
-        trickles bytes cannot hold a worker for longer than about one more chunk.
-        """
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self._max_bytes:
-            raise _Failed(self._too_large(f"declares {declared} bytes"))
-        chunks: list[bytes] = []
-        size = 0
-        for chunk in response.iter_bytes():
-            size += len(chunk)
-            if size > self._max_bytes:
-                raise _Failed(self._too_large(f"is longer than {self._max_bytes} bytes"))
-            chunks.append(chunk)
-            if self._clock() > deadline:
-                raise _Failed(
-                    self._error(
-                        ModelErrorKind.TIMEOUT,
-                        f"the response took longer than {self._timeout:g} s to arrive",
-                    )
-                )
-        return b"".join(chunks)
+    def _refused(self, refused: BaseException) -> ModelCallError:
+        return self._error(
+            ModelErrorKind.REFUSED,
+            f"the address guard refused the connection: {refused}",
+            retryable=False,
+        )
 
-    def _status_error(self, response: httpx.Response, deadline: float) -> _Failed:
-        status = response.status_code
-        try:
-            raw = self._read(response, deadline)
-        except (_Failed, httpx.HTTPError):
-            # The status already says what matters; an unreadable error body adds nothing.
-            raw = b""
-        document = _json_object(raw)
-        retryable = status == httpx.codes.TOO_MANY_REQUESTS or status >= 500
-        retry_after = _retry_after(response.headers.get("retry-after")) if retryable else None
-        reason = response.reason_phrase or httpx.codes.get_reason_phrase(status)
-        detail = self._excerpt(_error_detail(document, raw))
+    def _failed(self, failure: Failure) -> ModelCallError:
+        """The SDK's failure as our error."""
+        if isinstance(failure.cause, SsrfRefused | ResolutionFailed):
+            return self._refused(failure.cause)
+        if failure.kind == "status" and failure.response is not None:
+            return self._status_error(failure)
+        if failure.kind == "timeout":
+            return self._error(ModelErrorKind.TIMEOUT, _timeout_text(failure.cause, self._timeout))
+        if failure.kind == "connection":
+            return self._error(
+                ModelErrorKind.CONNECTION, f"cannot reach the model endpoint: {failure.cause}"
+            )
+        # An unusable URL or request: the same request would fail the same way.
+        return self._error(
+            ModelErrorKind.CONNECTION, f"cannot send the request: {failure.cause}", retryable=False
+        )
+
+    def _status_error(self, failure: Failure) -> ModelCallError:
+        assert failure.response is not None
+        status = failure.response.status_code
+        reason = failure.response.reason_phrase or httpx.codes.get_reason_phrase(status)
         message = f"the model endpoint answered {status} {reason}".rstrip()
         if status in (httpx.codes.UNAUTHORIZED, httpx.codes.FORBIDDEN):
             message += " (check the API key in the Secret the Mind names)"
+        detail = self._excerpt(_error_detail(failure.body))
         if detail:
             message += f": {detail}"
-        return _Failed(
-            self._error(
-                ModelErrorKind.HTTP_STATUS,
-                message,
-                status=status,
-                retryable=retryable,
-                retry_after=retry_after,
-            ),
-            _usage(document),
+        after = failure.retry_after
+        if after is not None and after > self._max_retry_after:
+            message += (
+                f" (the server asks to wait {after:g} s, longer than the "
+                f"{self._max_retry_after:g} s this client waits; try later)"
+            )
+        return self._error(
+            ModelErrorKind.HTTP_STATUS,
+            message,
+            status=status,
+            retryable=failure.retryable,
+            retry_after=after,
         )
 
     def _answer(self, raw: bytes) -> _Answer:
@@ -497,39 +695,34 @@ class ModelClient:
             raise _Failed(
                 self._malformed(f"the response is JSON {type(document).__name__}, not an object")
             )
-        usage = _usage(document)
         choices = document.get("choices")
         if not isinstance(choices, list) or not choices:
-            detail = self._excerpt(_error_detail(document, b""))
+            detail = self._excerpt(_error_detail(document.get("error", document)))
             raise _Failed(
-                self._malformed(
-                    "the response has no choices" + (f": {detail}" if detail else ""),
-                ),
-                usage,
+                self._malformed("the response has no choices" + (f": {detail}" if detail else ""))
             )
         choice = choices[0]
         message = choice.get("message") if isinstance(choice, dict) else None
         if not isinstance(message, dict):
-            raise _Failed(self._malformed("choices[0].message is not an object"), usage)
+            raise _Failed(self._malformed("choices[0].message is not an object"))
         text = _content_text(message.get("content"))
         if text is None:
-            raise _Failed(self._malformed("choices[0].message.content is not text"), usage)
+            raise _Failed(self._malformed("choices[0].message.content is not text"))
         finish = choice.get("finish_reason")
         if not text.strip():
             refusal = message.get("refusal")
             why = f": {self._excerpt(refusal)}" if isinstance(refusal, str) and refusal else ""
             raise _Failed(
-                self._error(ModelErrorKind.NO_CONTENT, f"the model returned no text{why}"), usage
+                self._error(ModelErrorKind.NO_CONTENT, f"the model returned no text{why}")
             )
         response_id = document.get("id")
         return _Answer(
             text=text,
-            usage=usage,
             finish_reason=finish if isinstance(finish, str) else None,
             response_id=response_id[:200] if isinstance(response_id, str) else None,
         )
 
-    # --- errors and waits -------------------------------------------------------------------
+    # --- errors -----------------------------------------------------------------------------
 
     def _error(
         self,
@@ -552,70 +745,6 @@ class ModelClient:
 
     def _malformed(self, message: str) -> ModelCallError:
         return self._error(ModelErrorKind.MALFORMED_RESPONSE, message)
-
-    def _too_large(self, how: str) -> ModelCallError:
-        return self._error(
-            ModelErrorKind.TOO_LARGE,
-            f"the response {how}; at most {self._max_bytes} bytes are read",
-        )
-
-    def _delay(self, error: ModelCallError, retry: int) -> float | None:
-        """How long to wait before retrying, or None when the error is not worth a retry."""
-        if not error.retryable:
-            return None
-        if error.retry_after_seconds is not None:
-            if error.retry_after_seconds > self._max_retry_after:
-                return None
-            return error.retry_after_seconds
-        return backoff_delay(retry, self._rng)
-
-    def _final(self, error: ModelCallError) -> ModelCallError:
-        after = error.retry_after_seconds
-        if error.retryable and after is not None and after > self._max_retry_after:
-            return error.model_copy(
-                update={
-                    "message": f"{error.message} (the server asks to wait {after:g} s, longer "
-                    f"than the {self._max_retry_after:g} s this client waits; try later)"
-                }
-            )
-        return error
-
-    def _record(
-        self,
-        history: list[AttemptRecord],
-        started: float,
-        waited: float,
-        json_mode: bool,
-        *,
-        status: int | None = None,
-        error: ModelCallError | None = None,
-    ) -> AttemptRecord:
-        return AttemptRecord(
-            number=len(history) + 1,
-            status=error.status if error is not None else status,
-            error=error.kind if error is not None else None,
-            seconds=max(0.0, self._clock() - started),
-            waited_seconds=waited,
-            json_mode=json_mode,
-        )
-
-    def _result(
-        self,
-        started: float,
-        usage: TokenUsage,
-        history: list[AttemptRecord],
-        masked: dict[str, int],
-        **fields: Any,
-    ) -> ModelProposalResult:
-        return ModelProposalResult(
-            model=self.model,
-            usage=usage,
-            attempts=len(history),
-            latency_seconds=max(0.0, self._clock() - started),
-            history=tuple(history),
-            masked=masked,
-            **fields,
-        )
 
     def _redact(self, text: str) -> str:
         if self._key is not None:
@@ -704,36 +833,6 @@ def _shapes() -> dict[str, dict[str, list[str]]]:
 # --- small pure helpers ---------------------------------------------------------------------
 
 
-def backoff_delay(retry: int, rng: random.Random) -> float:
-    """Exponential backoff with equal jitter: half the step for sure, the other half random."""
-    step = min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * (2**retry))
-    return float(step / 2 + rng.uniform(0, step / 2))
-
-
-def parse_retry_after(value: str | None, now: datetime) -> float | None:
-    """Seconds from a `Retry-After` header (delta-seconds or an HTTP date), or None."""
-    if value is None:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        return max(0.0, (when - now).total_seconds())
-    if not math.isfinite(seconds):
-        return None
-    return max(0.0, seconds)
-
-
-def _retry_after(value: str | None) -> float | None:
-    return parse_retry_after(value, datetime.now(UTC))
-
-
 def _secret(api_key: str | None) -> _Secret | None:
     if api_key is None:
         return None
@@ -754,13 +853,15 @@ def _rejects_json_mode(error: ModelCallError) -> bool:
     )
 
 
-def _timeout_text(error: httpx.TimeoutException, timeout: float) -> str:
-    phase = {
+def _timeout_text(error: BaseException | None, timeout: float) -> str:
+    phases: dict[type[BaseException], str] = {
         httpx.ConnectTimeout: "connecting",
         httpx.ReadTimeout: "waiting for the answer",
         httpx.WriteTimeout: "sending the request",
         httpx.PoolTimeout: "waiting for a connection",
-    }.get(type(error), "waiting")
+        _TooSlow: "reading the answer",
+    }
+    phase = phases.get(type(error), "waiting") if error is not None else "waiting"
     return f"no answer within {timeout:g} s ({phase})"
 
 
@@ -772,18 +873,15 @@ def _json_object(raw: bytes) -> dict[str, Any] | None:
     return document if isinstance(document, dict) else None
 
 
-def _error_detail(document: dict[str, Any] | None, raw: bytes) -> str:
-    """The server's own words about an error: `error.message`, `error`, `message`, or text."""
-    if document is not None:
-        error = document.get("error")
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return str(error["message"])
-        if isinstance(error, str):
-            return error
-        if isinstance(document.get("message"), str):
-            return str(document["message"])
-        return ""
-    return raw[: EXCERPT_CHARS * 4].decode("utf-8", errors="replace")
+def _error_detail(body: object) -> str:
+    """The server's own words about an error, from the SDK's `body` (the `error` member of a
+    JSON answer, the whole answer without one, or the text of one that is not JSON)."""
+    if isinstance(body, dict):
+        message = body.get("message")
+        return message if isinstance(message, str) else ""
+    if isinstance(body, str):
+        return body[: EXCERPT_CHARS * 4]
+    return ""
 
 
 def _count(value: object) -> int:
