@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -16,6 +17,10 @@ from typer.testing import CliRunner
 
 from minds.cli.main import build
 from minds.cli.options import OUTPUT, Output, emit
+from minds.devenv.install import repo_root
+from tests.fixtures.docs import sections
+
+DOC = repo_root() / "docs" / "cli.md"
 
 
 def registered(app: typer.Typer) -> Iterator[Callable[..., Any]]:
@@ -74,6 +79,10 @@ def test_an_unknown_output_is_refused_naming_the_option_and_the_values(
     assert "'--output'" in result.stderr
     assert "'text', 'json', 'yaml'" in result.stderr
     assert result.stdout == ""
+    # docs/cli.md quotes the refusal as it is.
+    fences = re.findall(r"^```(\w*)\n(.*?)^```", sections(DOC)["Output"], re.M | re.S)
+    [quoted] = [body.strip() for lang, body in fences if not lang]
+    assert quoted in result.stderr
 
 
 DATA = [{"at": datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC), "what": "plan_completed", "n": 2}]

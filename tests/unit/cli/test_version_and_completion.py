@@ -15,8 +15,13 @@ from typer.testing import CliRunner
 from minds import __version__
 from minds.cli.main import COMMANDS, build, selected
 from minds.cli.version_cmd import build_info_version
+from minds.devenv.install import repo_root
 from minds.devenv.ports import free_port
+from tests.fixtures.docs import sh_commands
 from tests.unit.cli.program import BIN, imported_by, minds, write_kubeconfig
+
+DOC = repo_root() / "docs" / "cli.md"
+
 
 # --- the client's version ------------------------------------------------------------------
 
@@ -93,9 +98,10 @@ def test_an_unreachable_api_server_is_named_after_the_client_version(tmp_path: P
 
 def bash_completes(*words: str) -> list[str]:
     """What bash offers after ``words`` (the last one being completed), with the script that
-    ``minds completion bash`` prints sourced as docs/cli.md says."""
+    ``minds completion bash`` prints loaded by docs/cli.md's command, as written."""
+    [load] = sh_commands(DOC, section="Shell completion")
     script = (
-        "source <(minds completion bash)\n"
+        f"{load}\n"
         f"COMP_WORDS=({' '.join(repr(w) for w in words)})\n"
         f"COMP_CWORD={len(words) - 1}\n"
         "_minds_completion minds\n"
