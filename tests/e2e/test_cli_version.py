@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import subprocess
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -115,7 +116,9 @@ def installed(
     cluster.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
 
 
-def version(cluster: Cluster, installed: Installed, *args: str, context: str | None = None):  # type: ignore[no-untyped-def]
+def version(
+    cluster: Cluster, installed: Installed, *args: str, context: str | None = None
+) -> subprocess.CompletedProcess[str]:
     return kubectl_minds(
         "version",
         "--controller-namespace",
@@ -218,3 +221,28 @@ def test_a_person_without_the_role_is_told_then_the_documented_role_lets_them_re
     assert yaml.safe_load(out["kubectl minds version --client -o yaml"]) == {
         "clientVersion": __version__
     }
+
+
+def test_two_releases_are_told_apart_by_controller_service(
+    cluster: Cluster, installed: Installed, helm: Helm
+) -> None:
+    other = find(
+        helm.objects(namespace=installed.namespace, release="other"),
+        "Service",
+        "other-metrics",
+        installed.namespace,
+    )
+    cluster.kubectl("apply", "-f", "-", input_=json.dumps(other))
+    both = version(cluster, installed)
+    assert both.returncode == 1, both.stderr
+    assert both.stdout == f"Client Version: {__version__}\n"
+    assert both.stderr == (
+        f"error: the controller's version: several controllers' metrics Services in namespace "
+        f"{installed.namespace} (minds-metrics, other-metrics): name one with "
+        "--controller-service\n"
+    )
+    named = version(cluster, installed, "--controller-service", SERVICE)
+    assert named.returncode == 0, named.stderr
+    assert f"Controller Version: {__version__} (Service {installed.namespace}/{SERVICE})" in (
+        named.stdout
+    )
