@@ -64,9 +64,8 @@ def _objects(kube: Path, team: str) -> dict[str, Any]:
     return found
 
 
-@pytest.fixture(scope="module")
-def old_release(kube: Path, helm: Helm) -> tuple[str, dict[str, Any]]:
-    """0.1.0 installed as install.md's command did then, with what the examples create."""
+def install_previous(kube: Path, helm: Helm) -> str:
+    """0.1.0 installed as install.md's command did then, for a team namespace it returns."""
     team = f"team-{uuid.uuid4().hex[:6]}"
     for ns in (NAMESPACE, team):
         kubectl(kube, "create", "namespace", ns)
@@ -77,6 +76,13 @@ def old_release(kube: Path, helm: Helm) -> tuple[str, dict[str, Any]]:
         "--set", f"managedNamespaces={{{team}}}",
         kubeconfig=kube,
     )  # fmt: skip
+    return team
+
+
+@pytest.fixture(scope="module")
+def old_release(kube: Path, helm: Helm) -> tuple[str, dict[str, Any]]:
+    """0.1.0 installed as install.md's command did then, with what the examples create."""
+    team = install_previous(kube, helm)
     for name in CRDS:
         assert "meta.helm.sh/release-name" not in _crd(kube, name)["metadata"].get(
             "annotations", {}
