@@ -4,11 +4,12 @@ An approved restart is carried out only after a chain of round trips, each one t
 safety rule (docs/execution.md, docs/agency.md):
 
 1. the person's decision reaches the controller by watch;
-2. the decision is in the ledger before anything acts on it (one committed row);
-3. the step is claimed: a conditional write of the Plan's status (the lease);
-4. the write-ahead row is committed, so a crash can never repeat the action;
-5. the workload is read (a paused Deployment is refused, not patched);
-6. the restart PATCH, and its watch event reaching whoever observes the workload.
+2. the step is claimed: a conditional write of the Plan's status (the lease);
+3. the decision and the write-ahead row are committed together, under the lock of the Mind's
+   journal: nothing acts on a decision that is not in the ledger, and a crash can never repeat
+   the action;
+4. the workload is read (a paused Deployment is refused, not patched);
+5. the restart PATCH, and its watch event reaching whoever observes the workload.
 
 The bench does exactly these, one after the other, with the controller's own clients (its
 ServiceAccount, its database role, the real ledger adapter) and none of its logic, and times
@@ -191,8 +192,6 @@ def measure(
                 )
                 decided.arrival_of(_version(patched), timeout)
                 lap("decision PATCH -> watch event")
-                ledger.append_event(_row(namespace, mind, "decision", seq))
-                lap("decision's ledger row")
                 status = dict(body.get("status") or {})
                 status["reason"] = f"bench floor claim {seq}"
                 body = _object(
@@ -206,8 +205,15 @@ def measure(
                     )
                 )
                 lap("claim (Plan status PUT)")
-                ledger.append_event(_row(namespace, mind, "write_ahead", seq))
-                lap("write-ahead row")
+                with ledger.transaction():
+                    ledger.hold_journal(namespace, mind)
+                    ledger.append_events(
+                        [
+                            _row(namespace, mind, "decision", seq),
+                            _row(namespace, mind, "write_ahead", seq),
+                        ]
+                    )
+                lap("decision and write-ahead rows (one transaction)")
                 apps.read_namespaced_deployment(deployment, namespace)
                 lap("Deployment GET")
                 done = apps.patch_namespaced_deployment(

@@ -9,6 +9,7 @@ from dataclasses import replace
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import text
 
 from minds.adapters.ledger import Ledger
 from minds.domain.resources.approval import Explanation
@@ -196,6 +197,22 @@ def test_approve_executes_exactly_once(
     assert len(e2e_ledger.executions(namespace=namespace)) == 1
     [approved] = e2e_ledger.events(namespace=namespace, type="approval_approved")
     assert approved.payload["decidedBy"] == "approver"
+    # One owner, one transaction: the plan that asked recorded the approval with the
+    # write-ahead row of the action it allowed (Postgres stamps both rows with the id of the
+    # transaction that wrote them).
+    assert written_together(e2e_ledger, approved.id, row.origin_key)
+
+
+def written_together(ledger: Ledger, event_id: int | None, origin_key: str) -> bool:
+    with ledger.engine.connect() as connection:
+        found = connection.execute(
+            text(
+                "SELECT e.xmin::text = x.xmin::text FROM events e, executions x "
+                "WHERE e.id = :event AND x.origin_key = :origin"
+            ),
+            {"event": event_id, "origin": origin_key},
+        ).scalar_one()
+    return bool(found)
 
 
 def test_deny_executes_nothing(cluster: Cluster, namespace: str, e2e_ledger: Ledger) -> None:

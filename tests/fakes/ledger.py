@@ -62,6 +62,10 @@ class LedgerUnavailable(RuntimeError):
     """What the fake raises where the real ledger would lose its connection."""
 
 
+#: The transaction's own bookkeeping, which a rollback leaves as it is.
+_UNDONE_NEVER = frozenset({"_depth", "_committed"})
+
+
 class FakeLedger:
     def __init__(self) -> None:
         self.rows: list[EventRecord] = []
@@ -91,6 +95,7 @@ class FakeLedger:
         self.held_targets: set[tuple[str, str]] = set()
         self.fail_next_append = False
         self._depth = 0
+        self._committed: list[Callable[[], None]] = []
 
     # -- journal ---------------------------------------------------------------------------
 
@@ -103,8 +108,15 @@ class FakeLedger:
         # What is stored is never changed in place (records are frozen and replaced, never
         # edited), so a copy of each container is a snapshot, at a cost that lets a test run
         # the mind for simulated days.
-        kept = {k: copy.copy(v) for k, v in vars(self).items() if k != "_depth"}
+        # A method a test replaced on the instance is how the fake is wired, not what it
+        # stores: a rollback leaves it as the test left it.
+        kept = {
+            k: copy.copy(v)
+            for k, v in vars(self).items()
+            if k not in _UNDONE_NEVER and not callable(v)
+        }
         self._depth += 1
+        self._committed = []
         try:
             yield
         except BaseException:
@@ -112,6 +124,15 @@ class FakeLedger:
             raise
         finally:
             self._depth -= 1
+            then, self._committed = self._committed, []
+        for each in then:
+            each()
+
+    def after_commit(self, then: Callable[[], None]) -> None:
+        if self._depth:
+            self._committed.append(then)
+        else:
+            then()
 
     def hold_journal(self, namespace: str, mind: str) -> None:
         """One thread writes a fake ledger: holding it is only checked to be in a transaction,

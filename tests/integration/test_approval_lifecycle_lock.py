@@ -16,6 +16,7 @@ import pytest
 
 from minds.adapters.ledger import Ledger
 from minds.domain.approvals import APPROVED, EXPIRED, LATE, LIFECYCLE
+from minds.domain.executions import ExecutionOrigin, ExecutionRecord
 from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
 from minds.domain.resources.kinds import APPROVAL, MIND
 from minds.engine.approval_service import ApprovalService
@@ -83,6 +84,61 @@ def test_holding_a_journal_holds_off_its_appends_and_no_other(
         first.join(JOIN)
         second.join(JOIN)
     assert appended == [True]
+
+
+def write_ahead(step: str) -> ExecutionRecord:
+    origin = ExecutionOrigin(plan="heal", plan_uid="uid-heal", step=step, attempt=1)
+    return ExecutionRecord(
+        origin_key=origin.key(),
+        mind="keeper",
+        namespace=NAMESPACE,
+        capability="service.restart",
+        target=f"{NAMESPACE}/atlas-worker",
+        origin=origin,
+        started_at=EXPIRES,
+    )
+
+
+def test_holding_a_journal_takes_its_locks_in_the_order_actions_take_them(
+    ledger: Ledger, migrated_database_url: str
+) -> None:
+    """An action's transaction writes its row, then the events that tell of it; a transaction
+    that holds the journal and then writes an action's row (an approval recorded with the
+    action it allows) must take the same locks in the same order, or the two deadlock."""
+    acted, go = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def action() -> None:
+        try:
+            with ledger.transaction():
+                ledger.begin_execution(write_ahead("P1"))
+                acted.set()
+                go.wait(JOIN)
+                ledger.append_event(noted("told", "keeper"))
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    def approval_with_its_action() -> None:
+        try:
+            with ledger.transaction():
+                ledger.hold_journal(NAMESPACE, "keeper")
+                ledger.append_event(noted("approved", "keeper"))
+                ledger.begin_execution(write_ahead("P2"))
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    first = threading.Thread(target=action)
+    first.start()
+    assert acted.wait(JOIN)
+    second = threading.Thread(target=approval_with_its_action)
+    second.start()
+    eventually(lambda: waiting_on_a_lock(migrated_database_url), what="the second waiting")
+    go.set()
+    first.join(JOIN)
+    second.join(JOIN)
+    assert errors == []
+    assert ledger.event(noted("told", "keeper").idempotency_key) is not None
+    assert ledger.event(noted("approved", "keeper").idempotency_key) is not None
 
 
 class Pausing:

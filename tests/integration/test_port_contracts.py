@@ -579,6 +579,26 @@ def test_a_journal_is_held_only_inside_a_transaction(ledger: Any) -> None:
     assert ledger.event(_row(uid, "held").idempotency_key) is not None
 
 
+def test_what_tells_of_a_transaction_runs_after_its_commit_and_never_after_a_rollback(
+    ledger: Any,
+) -> None:
+    uid = str(uuid.uuid4())
+    seen: list[str] = []
+    ledger.after_commit(lambda: seen.append("outside"))
+    assert seen == ["outside"]
+    with ledger.transaction():
+        ledger.append_event(_row(uid, "told"))
+        ledger.after_commit(lambda: seen.append("committed"))
+        assert seen == ["outside"]  # not before the row is there for others to read
+    assert seen == ["outside", "committed"]
+    with pytest.raises(RuntimeError), ledger.transaction():
+        ledger.append_event(_row(uid, "undone"))
+        ledger.after_commit(lambda: seen.append("rolled back"))
+        raise RuntimeError("fails")
+    assert seen == ["outside", "committed"]
+    assert ledger.event(_row(uid, "undone").idempotency_key) is None
+
+
 def test_predictions_are_read_by_their_windows_and_status(ledger: Any) -> None:
     mind = f"keeper-{uuid.uuid4().hex[:8]}"
     belief = ledger.upsert_belief("contract", mind, "contract/atlas-worker runs", 0.8, NOW)

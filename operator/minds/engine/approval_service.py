@@ -13,8 +13,10 @@ service when it did, through :meth:`ApprovalService.executed`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Protocol
 
@@ -34,6 +36,7 @@ from minds.domain.approvals import (
     REQUESTED,
     WITHDRAWN,
     Recorded,
+    Transition,
     abandonable,
     decider_refused,
     label_value,
@@ -104,6 +107,25 @@ class ApprovalLedger(LedgerPort, JournalLock, Transactional, Protocol):
     ) -> list[EventRecord]: ...
 
 
+#: Step statuses in which a plan's executor follows its Approval.
+_FOLLOWING: Final = frozenset({"awaiting_approval", "awaiting_grant"})
+#: First sights of decisions kept at most (see ``ApprovalService._seen``).
+_SEEN_AT_MOST: Final = 10_000
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """An approval the asking plan's executor saw and has not recorded yet: it records it with
+    the action it allows, in one transaction, or alone."""
+
+    body: dict[str, Any]
+    spec: ApprovalSpec
+    #: When the controller first saw the decision.
+    seen_at: datetime
+    #: Why the decider is not authority for the Mind now (None: they are), as read.
+    refusal: str | None
+
+
 class ApprovalService:
     def __init__(
         self,
@@ -119,36 +141,43 @@ class ApprovalService:
         self._events = events
         self._clock = clock
         self._telemetry = telemetry
+        self._first_seen: dict[tuple[str, str], datetime] = {}
+        self._seen_lock = threading.Lock()
 
     @contextmanager
-    def _lifecycle(self, body: dict[str, Any]) -> Iterator[list[Callable[[], None]]]:
+    def _lifecycle(self, body: dict[str, Any]) -> Iterator[None]:
         """One transaction under the lock of the Mind's journal, in which every fact of an
         Approval is read, decided and recorded: two recorders (the Approval's own work and the
         asking plan's, or two controllers) never both decide on the same history, so approved
         and expired, or approved and withdrawn, are never both recorded. What the block
         records is told (Events, metrics) once it is committed, never before."""
-        told: list[Callable[[], None]] = []
         with self._ledger.transaction():
             self._ledger.hold_journal(body["metadata"]["namespace"], _mind(body))
-            yield told
-        for tell in told:
-            tell()
+            yield
 
     def _record(
         self,
         body: dict[str, Any],
         type_: str,
         payload: dict[str, JsonValue],
-        told: list[Callable[[], None]],
         at: datetime | None = None,
     ) -> bool:
         """One lifecycle event, once per Approval object (keyed by its uid), inside
         ``_lifecycle``. ``at``: when the controller saw what the event records (for a
         decision: its observation time, the one acting compares with ``expiresAt``)."""
+        now = at or self._clock()
+        row = self._row(body, type_, payload, now)
+        new = self._ledger.append_event(row)
+        if new:
+            self._ledger.after_commit(lambda: self._tell(body, row, now))
+        return new
+
+    def _row(
+        self, body: dict[str, Any], type_: str, payload: dict[str, JsonValue], at: datetime
+    ) -> EventRecord:
         meta = body["metadata"]
         spec = body.get("spec") or {}
-        now = at or self._clock()
-        row = EventRecord(
+        return EventRecord(
             mind=_mind(body),
             namespace=meta["namespace"],
             type=type_,
@@ -160,13 +189,9 @@ class ApprovalService:
                 "origin": spec.get("origin"),
                 **payload,
             },
-            occurred_at=now,
+            occurred_at=at,
             idempotency_key=idempotency_key("approval", type_, meta["uid"]),
         )
-        new = self._ledger.append_event(row)
-        if new:
-            told.append(lambda: self._tell(body, row, now))
-        return new
 
     def _tell(self, body: dict[str, Any], row: EventRecord, at: datetime) -> None:
         tell_mind(self._events, self._resources, [row])
@@ -196,7 +221,25 @@ class ApprovalService:
     def decided(self, namespace: str, name: str) -> tuple[dict[str, Any], datetime | None]:
         """What the Approval's handler does on each change: settle, then show, except a fresh
         approval (``shown_later``), returned as the ledger has it but not written, with the
-        time to show it if the executor has not by then. Raises NotFound."""
+        time to show it if the executor has not by then. An approval the asking plan waits on
+        is the plan's to record (one owner: ``settle_to_act``); this records it only if the
+        plan has not when that time comes. Raises NotFound."""
+        body = self._resources.get(APPROVAL, namespace, name)
+        spec = ApprovalSpec.model_validate(body["spec"])
+        uid = body["metadata"]["uid"]
+        history = self.recorded(uid)
+        if (
+            spec.decision is Decision.APPROVED
+            and history.phase is ApprovalPhase.PENDING
+            and REQUESTED in history.types
+            and self._followed(namespace, body, spec)
+        ):
+            seen = self._seen(uid, spec)
+            row = self._row(body, APPROVED, {"decidedBy": spec.decided_by}, seen)
+            derived = status_of(
+                self._with(uid, row), (body.get("status") or {}).get("observedGeneration")
+            )
+            return {**body, "status": derived.to_k8s()}, seen + APPROVED_SHOWN_AFTER
         body, history = self.settle(namespace, name)
         status = body.get("status") or {}
         if shown_later(history, status.get("phase")):
@@ -208,37 +251,104 @@ class ApprovalService:
         self, namespace: str, name: str, *, owner_checked: bool = False
     ) -> tuple[dict[str, Any], Recorded]:
         """Record what follows from the decision in ``spec``, the ledger and the clock, without
-        showing it: the Approval as read and the ledger's account of it. The executor of the
-        asking Plan settles before it acts and leaves ``status`` to the Approval's handler (woken
-        by the same decision) and to ``executed``: a status write between a person's decision
-        and the action it allows would only delay the action. Raises NotFound."""
-        now = self._clock()
+        showing it: the Approval as read and the ledger's account of it. Raises NotFound."""
+        body, history, _ = self._settle(namespace, name, owner_checked=owner_checked)
+        return body, history
+
+    def settle_to_act(
+        self, namespace: str, name: str
+    ) -> tuple[dict[str, Any], Recorded, Deferred | None]:
+        """What the executor of the asking Plan does before it acts: as ``settle``, except that
+        an approval not recorded yet is left to the executor (``Deferred``), which records it
+        in the transaction of the write-ahead row of the action it allows (``approve_within``),
+        or alone when it does not act on it now (``approve_now``); the history returned counts
+        it already. It leaves ``status`` to ``executed``: a status write between a person's
+        decision and the action it allows would only delay the action. Raises NotFound."""
+        return self._settle(namespace, name, owner_checked=True, defer=True)
+
+    def _settle(
+        self, namespace: str, name: str, *, owner_checked: bool, defer: bool = False
+    ) -> tuple[dict[str, Any], Recorded, Deferred | None]:
         body = self._resources.get(APPROVAL, namespace, name)
         spec = ApprovalSpec.model_validate(body["spec"])
         uid = body["metadata"]["uid"]
         # Whether the decider is authority is read before the lock (it may read the API), on
         # the history as it is now: it only matters while the request may still lead to acting.
         refusal = self._refusal(namespace, spec, self.recorded(uid))
-        with self._lifecycle(body) as told:
+        deferred = None
+        with self._lifecycle(body):
             history = self.recorded(uid)
+            now = self._at(uid, spec, history)
             if REQUESTED not in history.types:
                 # Told once, by the asker: the Mind's ApprovalRequested (or the Plan's
                 # AwaitingApproval when no Mind asks); the Approval itself reads Pending.
-                self._record(body, REQUESTED, {}, told, now)
+                self._record(body, REQUESTED, {}, now)
             transition = next_transition(spec, history, now, refusal)
-            if transition is not None:
-                payload: dict[str, JsonValue] = {
-                    "decidedBy": spec.decided_by,
-                    "note": spec.note,
-                    "message": transition.message,
-                }
-                self._record(body, transition.event, payload, told, now)
+            if transition is not None and defer and transition.event == APPROVED:
+                deferred = Deferred(body, spec, now, refusal)
+                history = self._with(
+                    uid, self._row(body, APPROVED, _payload(spec, transition), now)
+                )
+            elif transition is not None:
+                self._record(body, transition.event, _payload(spec, transition), now)
                 history = self.recorded(uid)
         if not owner_checked:
             why = orphaned(spec.origin, *self._owner(namespace, spec.origin))
             if why is not None and self._abandon(body, why):
                 history = self.recorded(uid)
-        return body, history
+        return body, history, deferred
+
+    def _with(self, uid: str, row: EventRecord) -> Recorded:
+        """The history with a row not written yet."""
+        return recorded([*self._ledger.events(subject_uid=uid, type=LIFECYCLE), row])
+
+    def _at(self, uid: str, spec: ApprovalSpec, history: Recorded) -> datetime:
+        """The time of what is recorded next: the first sight of an undecided request's
+        decision, else now (a fact about a decision already recorded happens now)."""
+        if history.phase is ApprovalPhase.PENDING:
+            return self._seen(uid, spec)
+        with self._seen_lock:
+            for decision in Decision:
+                self._first_seen.pop((uid, decision.value), None)
+        return self._clock()
+
+    def _seen(self, uid: str, spec: ApprovalSpec) -> datetime:
+        """When this controller first saw the decision in ``spec`` (now, for none): whoever
+        records it later (the asking plan, or the Approval's own work when the plan has not)
+        records the first sight, which is what is compared with ``expiresAt``. Kept in memory
+        only: a controller that restarts sees it anew, later, which can only fail closed."""
+        now = self._clock()
+        if spec.decision is None:
+            return now
+        key = (uid, spec.decision.value)
+        with self._seen_lock:
+            if len(self._first_seen) >= _SEEN_AT_MOST:
+                self._first_seen.clear()  # a bound, not a cache: forgetting fails closed
+            return self._first_seen.setdefault(key, now)
+
+    def approve_within(self, deferred: Deferred) -> str | None:
+        """Inside the caller's transaction (the write-ahead row's): record the deferred
+        approval under the lock of the Mind's journal, unless the history moved meanwhile
+        (expired, withdrawn). None: it stands (recorded now or already); else why not."""
+        body, spec = deferred.body, deferred.spec
+        self._ledger.hold_journal(body["metadata"]["namespace"], _mind(body))
+        history = self.recorded(body["metadata"]["uid"])
+        transition = next_transition(spec, history, deferred.seen_at, deferred.refusal)
+        if transition is not None and transition.event == APPROVED:
+            self._record(body, APPROVED, _payload(spec, transition), deferred.seen_at)
+            return None
+        if transition is None and history.phase is ApprovalPhase.APPROVED:
+            return None
+        return (transition.message if transition else history.message) or (
+            f"the approval is {history.phase.value}"
+        )
+
+    def approve_now(self, deferred: Deferred) -> None:
+        """Record the deferred approval alone: the executor does not act on it now (its
+        target is held, its claim was lost, a re-check refused it), and a person's decision is
+        on record whatever comes of it."""
+        with self._ledger.transaction():
+            self.approve_within(deferred)
 
     def _refusal(self, namespace: str, spec: ApprovalSpec, history: Recorded) -> str | None:
         """Why an approval in ``spec`` is not authority for its Mind now (None: it is, or
@@ -313,6 +423,17 @@ class ApprovalService:
         derived = status_of(history, (current.get("status") or {}).get("observedGeneration"))
         return {**current, "status": derived.to_k8s()}
 
+    def _followed(self, namespace: str, body: dict[str, Any], spec: ApprovalSpec) -> bool:
+        """The Plan that asked is alive and one of its steps waits on this Approval: its
+        executor, woken by the same change, records and acts on the decision."""
+        uid, _ = self._owner(namespace, spec.origin)
+        if uid is None or uid != spec.origin.plan_uid or not spec.origin.plan:
+            return False
+        plan = self._resources.get(PLAN, namespace, spec.origin.plan)
+        name = body["metadata"]["name"]
+        steps = (plan.get("status") or {}).get("steps") or []
+        return any(s.get("approvalRef") == name and s.get("status") in _FOLLOWING for s in steps)
+
     def _owner(self, namespace: str, origin: ApprovalOrigin) -> tuple[str | None, str | None]:
         """The uid and phase of the Plan the origin names, (None, None) when there is none."""
         if not origin.plan:
@@ -329,10 +450,10 @@ class ApprovalService:
         """The mind no longer needs this; refused once a person has decided."""
         body = self._resources.get(APPROVAL, namespace, name)
         spec = ApprovalSpec.model_validate(body["spec"])
-        with self._lifecycle(body) as told:
+        with self._lifecycle(body):
             if not withdrawable(spec, self.recorded(body["metadata"]["uid"])):
                 return False
-            self._record(body, WITHDRAWN, {"reason": reason}, told)
+            self._record(body, WITHDRAWN, {"reason": reason})
         self._show(namespace, name)
         return True
 
@@ -340,11 +461,11 @@ class ApprovalService:
         """Its plan is gone or finished: withdrawn, decided or not (see ``abandonable``). The
         ledger line is what keeps the executor from acting; the status follows it."""
         spec = body.get("spec") or {}
-        with self._lifecycle(body) as told:
+        with self._lifecycle(body):
             if not abandonable(self.recorded(body["metadata"]["uid"])):
                 return False
             payload: dict[str, JsonValue] = {"reason": reason, "decidedBy": spec.get("decidedBy")}
-            self._record(body, WITHDRAWN, payload, told)
+            self._record(body, WITHDRAWN, payload)
         return True
 
     def abandon_plan(self, namespace: str, plan_uid: str, reason: str) -> int:
@@ -369,8 +490,8 @@ class ApprovalService:
         payload: dict[str, JsonValue] = {"execution": execution, "outcome": message[:4096]}
         # No Event: the status says Executed, when, which execution and its outcome, and the
         # plan's end is told on its Mind (at most four Events per approved plan).
-        with self._lifecycle(body) as told:
-            self._record(body, EXECUTED, payload, told)
+        with self._lifecycle(body):
+            self._record(body, EXECUTED, payload)
         self._show(namespace, name)
 
     def not_executed(self, namespace: str, name: str, reason: str) -> None:
@@ -380,9 +501,13 @@ class ApprovalService:
             body = self._resources.get(APPROVAL, namespace, name)
         except NotFound:
             return
-        with self._lifecycle(body) as told:
-            self._record(body, NOT_EXECUTED, {"reason": reason[:4096]}, told)
+        with self._lifecycle(body):
+            self._record(body, NOT_EXECUTED, {"reason": reason[:4096]})
         self._show(namespace, name)
+
+
+def _payload(spec: ApprovalSpec, transition: Transition) -> dict[str, JsonValue]:
+    return {"decidedBy": spec.decided_by, "note": spec.note, "message": transition.message}
 
 
 def _mind(body: dict[str, Any]) -> str:

@@ -90,6 +90,10 @@ class DriverPort(Protocol):
     ) -> DriverResult: ...
 
 
+#: Records the approval behind an action in the caller's transaction; why not, if it no longer
+#: stands (see ``ApprovalService.approve_within``).
+Standing = Callable[[], str | None]
+
 #: The rows that tell of a new write-ahead row, computed from it as inserted (its id known).
 Told = Callable[[ExecutionRecord], Sequence[EventRecord]]
 
@@ -291,6 +295,7 @@ class CapabilityService:
         spec: MindSpec,
         decided: EventRecord | None,
         approval: str | None = None,
+        standing: Standing | None = None,
     ) -> InvocationOutcome:
         """Act once under ``origin``'s key. A writing capability: three rows and the
         write-ahead row go in one transaction before the action (``decided``, the decision that
@@ -355,7 +360,17 @@ class CapabilityService:
             except Exception as exc:  # a driver bug must still leave an outcome in the ledger
                 return DriverResult.failure(f"driver error: {type(exc).__name__}: {exc}")
 
+        def moved(why: str) -> InvocationOutcome:
+            return InvocationOutcome(
+                OutcomeKind.DENIED, f"not executed: {why}", decision=decision, approval_moved=True
+            )
+
         if cap.read_only:
+            if standing is not None:
+                with self._ledger.transaction():
+                    why = standing()
+                if why is not None:
+                    return moved(why)
             # A read changes nothing, so nothing needs to be written before it: it is recorded
             # with its outcome in one transaction. A crash in between loses only the record of
             # a look that will be taken again; a second controller's record of the same look
@@ -371,7 +386,14 @@ class CapabilityService:
                 return self._adopt(row)
         else:
             failpoints.hit("before-write-ahead", inv.capability)
-            row, inserted = self._ledger.begin_execution(record, told)
+            # The approval the executor saw first is recorded with the row of the action it
+            # allows, or, if it no longer stands, neither is.
+            with self._ledger.transaction():
+                why = standing() if standing is not None else None
+                if why is None:
+                    row, inserted = self._ledger.begin_execution(record, told)
+            if why is not None:
+                return moved(why)
             if not inserted:
                 return self._adopt(row)
             failpoints.hit("after-write-ahead", inv.capability)
@@ -403,17 +425,32 @@ class CapabilityService:
         return InvocationOutcome(kind, outcome.summary, result=result, execution_id=row.id)
 
     def execute_approved(
-        self, inv: Invocation, approval: str, approval_uid: str, decided_by: str | None
+        self,
+        inv: Invocation,
+        approval: str,
+        approval_uid: str,
+        decided_by: str | None,
+        *,
+        standing: Standing | None = None,
     ) -> InvocationOutcome:
         """Carry out a step a person approved. Only the executor calls this, under its claim
         on the step, with the step's own invocation (what the Plan says, which the Approval
         was checked to match): the write-ahead row has the step's origin key, so the action
         runs at most once whichever Approval object authorised it. Everything but the need
-        for approval is checked again."""
-        return self._told(inv, self._execute_approved(inv, approval, approval_uid, decided_by))
+        for approval is checked again. ``standing``: called in the write-ahead row's transaction,
+        before it, to record the approval there (the executor saw it first); it says why not
+        when the approval no longer stands, and then nothing is written and nothing runs."""
+        return self._told(
+            inv, self._execute_approved(inv, approval, approval_uid, decided_by, standing)
+        )
 
     def _execute_approved(
-        self, inv: Invocation, approval: str, approval_uid: str, decided_by: str | None
+        self,
+        inv: Invocation,
+        approval: str,
+        approval_uid: str,
+        decided_by: str | None,
+        standing: Standing | None,
     ) -> InvocationOutcome:
         mind_spec, why_not = self._mind(inv.namespace, inv.origin.mind)
         if mind_spec is None:
@@ -457,4 +494,5 @@ class CapabilityService:
             mind_spec,
             decided,
             approval=approval,
+            standing=standing,
         )

@@ -74,8 +74,10 @@ class CorrectionService:
             # blip, a killed Pod) leaves the correction to the next cycle, never an intention
             # abandoned with nobody's decision on record.
             with self._ledger.transaction():
-                written += self._apply(ours, judged, now, record, store_want)
+                # The mark (a journal row) before the decisions: appends to a mind's journal
+                # come before its decisions' in every transaction, or two would deadlock.
                 self._mark(meta, correction, key, now, found=True)
+                written += self._apply(ours, judged, now, record, store_want)
             # After the commit: withdrawing writes the Approvals' status, which a rollback
             # could not take back (and a plan whose intention ended withdraws them too).
             if judged.status is IntentionStatus.ABANDONED and ours.plan:

@@ -286,8 +286,10 @@ class MindCycle:
             # Kubernetes object and cannot join the transaction; an intention left without
             # one is planned by a later cycle (``plan_resumed``).
             with self._ledger.transaction():
-                decisions += self._record([formation.decision])
+                # The intention's row before the choice's: the order the executor's writes take
+                # the two chains' locks in (the other would deadlock with them).
                 intention, created = self._ledger.form_intention(formation.intention)
+                decisions += self._record([formation.decision])
                 if created:
                     want = serving(want, intention.id)
                     self._store_want(want)

@@ -97,6 +97,9 @@ class InvocationOutcome:
     approval: str | None = None
     execution_id: int | None = None
     decision: AuthorityDecision | None = None
+    #: Not executed because the Approval that allowed it moved (expired, withdrawn) between
+    #: the executor reading it and recording it: nothing was written, nothing ran.
+    approval_moved: bool = False
 
 
 @dataclass(frozen=True)

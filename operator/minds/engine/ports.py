@@ -304,6 +304,11 @@ class Transactional(Protocol):
         afterwards, or none of it (an error rolls back the calls before it)."""
         ...
 
+    def after_commit(self, then: Callable[[], None]) -> None:
+        """Run ``then`` once this thread's transaction commits (at once, outside one); never if
+        it rolls back: what tells of a row (an Event, a metric) comes after the row."""
+        ...
+
 
 class ExecutorLedger(
     Journal,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from minds.domain.base import Model
@@ -23,6 +24,10 @@ from tests.fakes.resources import FakeEvents, FakeResources
 
 NAMESPACE = "shop"
 WORKLOAD = {"namespace": NAMESPACE, "name": "atlas-worker"}
+
+
+#: A claim's lease (the restart's 60 s timeout and 30 s more) is over.
+PAST_THE_LEASE = timedelta(seconds=91)
 
 
 class Crash(BaseException):

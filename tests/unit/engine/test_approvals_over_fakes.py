@@ -6,14 +6,17 @@ controller's own rules, the ones that must hold without it. The e2e tests
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
+
+import pytest
 
 from minds.domain.approvals import APPROVED_SHOWN_AFTER, Recorded
 from minds.domain.errors import Refused
+from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
 from minds.domain.resources.kinds import APPROVAL, MIND, Kind
 from minds.engine.approval_service import ApprovalService
-from tests.unit.engine.harness import NAMESPACE, World, restart
+from tests.unit.engine.harness import NAMESPACE, PAST_THE_LEASE, Crash, World, restart
 
 DAY = timedelta(hours=24)
 
@@ -232,3 +235,90 @@ def test_a_minds_approved_restart_is_told_once_on_each_object() -> None:
     assert world.events.reasons(of=name) == ["Approved"]
     assert world.events.reasons(of="heal") == []
     assert world.events.reasons(of="keeper").count("ApprovalRequested") == 1
+
+
+def test_an_approval_its_plan_waits_on_is_recorded_by_the_plan_with_its_action() -> None:
+    """One owner: the Approval's own work leaves an approval the asking plan waits on to that
+    plan, whose executor records it in the write-ahead row's transaction. A write-ahead row
+    that fails takes the record of the approval with it; the next look records both, once."""
+    world, name = asking()
+    decide(world, name)
+    approvals(world).decided(NAMESPACE, name)
+    assert types(world, name) == {"approval_requested"}
+    begin = world.ledger.begin_execution
+
+    def die(record: Any, told: Any = None) -> Any:
+        assert "approval_approved" in types(world, name)  # written in this transaction...
+        world.ledger.begin_execution = begin  # type: ignore[method-assign]
+        raise Crash("the write-ahead row failed")
+
+    world.ledger.begin_execution = die  # type: ignore[method-assign]
+    with pytest.raises(Crash):
+        world.executor("a").tick(NAMESPACE, "heal")
+    assert types(world, name) == {"approval_requested"}  # ...and rolled back with it
+    assert world.driver.calls == {}
+    world.clock.advance(PAST_THE_LEASE)
+    world.run(world.executor("b"), "heal", until=lambda: world.steps("heal")["P1"] == "completed")
+    uid = world.resources.get(APPROVAL, NAMESPACE, name)["metadata"]["uid"]
+    approved = world.ledger.events(subject_uid=uid, type="approval_approved")
+    assert len(approved) == 1
+    assert world.driver.calls == {"service.restart": 1}
+    assert phase(world, name) == "Executed"
+
+
+def test_an_approval_its_plan_has_not_recorded_is_recorded_as_first_seen() -> None:
+    """The plan that asked did not act in time (its controller busy): the Approval's work
+    records the approval when it shows it, as of when the controller first saw it, so a
+    decision seen a second before the deadline is not turned late by the wait."""
+    world, name = asking()
+    expires = datetime.fromisoformat(stored(world, APPROVAL, name)["spec"]["expiresAt"])
+    world.clock.now = expires - timedelta(seconds=1)
+    decide(world, name)
+    seen = world.clock()
+    handler = approvals(world)  # one controller's: it remembers what it saw
+    _, show_at = handler.decided(NAMESPACE, name)
+    assert types(world, name) == {"approval_requested"}
+    world.clock.now = show_at  # past the deadline
+    handler.reconcile(NAMESPACE, name)
+    uid = world.resources.get(APPROVAL, NAMESPACE, name)["metadata"]["uid"]
+    [approved] = world.ledger.events(subject_uid=uid, type="approval_approved")
+    assert approved.occurred_at == seen
+    assert "approval_decision_late" not in types(world, name)
+    assert phase(world, name) == "Approved"
+    world.executor("a").tick(NAMESPACE, "heal")
+    assert world.driver.calls == {"service.restart": 1}
+
+
+def test_an_approval_that_expired_while_the_plan_claimed_it_runs_nothing() -> None:
+    """Between the executor reading the approval and recording it with its action, the
+    Approval's history moved (its expiry recorded by another controller): nothing is written,
+    nothing runs, and the step ends as the Approval does."""
+    world, name = asking()
+    decide(world, name)
+    engine = world.engine("a")
+    asked = engine.approvals
+    within = asked.approve_within
+
+    def expired_meanwhile(deferred: Any) -> str | None:
+        meta = deferred.body["metadata"]
+        world.ledger.append_event(
+            EventRecord(
+                mind="keeper",
+                namespace=NAMESPACE,
+                type="approval_expired",
+                subject=SubjectRef(kind="Approval", name=meta["name"], uid=meta["uid"]),
+                payload={"message": "nobody decided in time"},
+                occurred_at=world.clock(),
+                idempotency_key=idempotency_key("approval", "approval_expired", meta["uid"]),
+            )
+        )
+        return within(deferred)
+
+    asked.approve_within = expired_meanwhile  # type: ignore[method-assign]
+    engine.executor.tick(NAMESPACE, "heal")
+    assert world.driver.calls == {}
+    assert world.ledger.executions(namespace=NAMESPACE) == []
+    assert "approval_approved" not in types(world, name)
+    p1 = world.step("heal", "P1")
+    assert p1["status"] == "failed"
+    assert "approval expired" in p1["reason"]

@@ -4,7 +4,6 @@ the fakes of its ports with a clock the test moves. The e2e suite
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -12,9 +11,8 @@ import pytest
 from minds.domain.intentions import IntentionStatus, intention_id
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN, Kind
 from minds.engine.approval_service import ApprovalService
-from tests.unit.engine.harness import NAMESPACE, Crash, World, read, restart
+from tests.unit.engine.harness import NAMESPACE, PAST_THE_LEASE, Crash, World, read, restart
 
-PAST_THE_LEASE = timedelta(seconds=91)
 CANCELLATION = {"by": "alice", "reason": "the incident is handled by hand"}
 
 

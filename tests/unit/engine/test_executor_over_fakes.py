@@ -10,10 +10,9 @@ from typing import Any
 import pytest
 
 from minds.domain.resources.kinds import MIND, PLAN
-from tests.unit.engine.harness import NAMESPACE, Crash, World, read, restart
+from tests.unit.engine.harness import NAMESPACE, PAST_THE_LEASE, Crash, World, read, restart
 
 #: service.restart's timeout (60 s) and the lease grace (30 s): past it, the lease expired.
-PAST_THE_LEASE = timedelta(seconds=91)
 UNKNOWN = "outcome unknown; not repeating a non-idempotent action without verification"
 
 

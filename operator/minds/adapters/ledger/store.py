@@ -83,8 +83,14 @@ _FINISH = (
 )
 
 
-#: The journal lock of the events table, where every approval's lifecycle is recorded.
-_JOURNAL_LOCK = journal_lock_sql(next(t for t in CHAINED_TABLES if t.name == "events"))
+#: The locks a mind's journal is held by, in the order every transaction that appends to both
+#: takes them (an action's write-ahead row, then the events that tell of it): the events table
+#: holds every approval's lifecycle, and whoever holds it may go on to write an action's row
+#: in the same transaction. Taken in another order, two transactions would deadlock.
+_JOURNAL_LOCKS = tuple(
+    journal_lock_sql(next(t for t in CHAINED_TABLES if t.name == name))
+    for name in ("executions", "events")
+)
 
 
 class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
@@ -137,27 +143,43 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
             yield joined
             return
         started = time.perf_counter()
+        committed: list[Callable[[], None]] = []
         try:
             with self._sessions.begin() as session:
                 self._current.session = session
+                self._current.committed = committed
                 try:
                     yield session
                 finally:
                     self._current.session = None
+                    self._current.committed = None
         except SQLAlchemyError:
             self._observer.failed()
             raise
         self._observer.committed(
             observing.appended(session), time.perf_counter() - started, observing.wrote(session)
         )
+        for then in committed:
+            then()
+
+    def after_commit(self, then: Callable[[], None]) -> None:
+        """Run ``then`` once this thread's transaction commits (at once, outside one); never if
+        it rolls back."""
+        waiting: list[Callable[[], None]] | None = getattr(self._current, "committed", None)
+        if waiting is None:
+            then()
+        else:
+            waiting.append(then)
 
     def hold_journal(self, namespace: str, mind: str) -> None:
-        """Take, for this transaction, the lock each append to the mind's journal takes (see
-        ``chain.journal_lock_sql``): it is held until the transaction ends."""
+        """Take, for this transaction, the locks each append to the mind's journal and to its
+        actions' rows takes (see ``chain.journal_lock_sql``), in the order appends take them:
+        they are held until the transaction ends."""
         session: Session | None = getattr(self._current, "session", None)
         if session is None:
             raise RuntimeError("hold_journal outside a transaction holds nothing")
-        session.execute(text(_JOURNAL_LOCK), {"namespace": namespace, "mind": mind})
+        for lock in _JOURNAL_LOCKS:
+            session.execute(text(lock), {"namespace": namespace, "mind": mind})
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from minds.domain.approvals import Asker, Ruling, Verdict, authorises
+from minds.domain.approvals import Asker, Ruling, Verdict, authorises, status_of
 from minds.domain.execution.adopt import (
     Effect,
     EffectKind,
@@ -27,6 +28,7 @@ from minds.domain.planning.model import Plan, Step, StepKind, StepState, StepSta
 from minds.domain.resources.approval import ApprovalKind, ApprovalSpec
 from minds.domain.resources.kinds import PLAN
 from minds.domain.resources.plan import PlanResourceStatus
+from minds.engine.approval_service import Deferred
 from minds.engine.executing.acting import Run, acted
 from minds.engine.executing.context import Deps
 from minds.engine.executing.invoking import invocation
@@ -57,7 +59,8 @@ NOTHING = Followed(False)
 LANDED = Followed(True)
 
 Approved = Callable[
-    [Deps, dict[str, Any], Plan, Step, StepState, dict[str, Any], datetime], Followed
+    [Deps, dict[str, Any], Plan, Step, StepState, dict[str, Any], datetime, Deferred | None],
+    Followed,
 ]
 
 
@@ -101,8 +104,8 @@ def follow(
         return current.status is waiting and current.approval_ref == name
 
     try:
-        approval, recorded = deps.approvals.settle(
-            body["metadata"]["namespace"], name, owner_checked=True
+        approval, recorded, deferred = deps.approvals.settle_to_act(
+            body["metadata"]["namespace"], name
         )
     except NotFound:
         gone = state.model_copy(
@@ -125,10 +128,13 @@ def follow(
             if ref.get("kind") == PLAN.kind
         ]
         ruling = authorises(spec, owners, asker, recorded, now)
+    if ruling.verdict is Verdict.ACT:
+        return APPROVED[waiting](deps, body, plan, step, state, approval, now, deferred)
+    if deferred is not None:
+        # Not acted on here: the person's decision is on record all the same.
+        deps.approvals.approve_now(deferred)
     if ruling.verdict is Verdict.WAIT:
         return NOTHING
-    if ruling.verdict is Verdict.ACT:
-        return APPROVED[waiting](deps, body, plan, step, state, approval, now)
     found = after_approval(step, state, REFUSED[ruling.verdict], ruling.reason, now, None)
     assert found is not None
     return Followed(apply_step(deps, body, plan, step.key, same, found[0], found[1]))
@@ -142,11 +148,14 @@ def _grant_approved(
     state: StepState,
     approval: dict[str, Any],
     now: datetime,
+    deferred: Deferred | None,
 ) -> Followed:
     """A grant is authority, not an action on the world: creating it is idempotent (named after
     the Approval), so it needs no claim; it is still the executor's to do, under the same rules,
     so no grant is ever made for a plan that is gone."""
     namespace, name = body["metadata"]["namespace"], approval["metadata"]["name"]
+    if deferred is not None:
+        deps.approvals.approve_now(deferred)
     spec = ApprovalSpec.model_validate(approval["spec"])
     outcome = deps.asking.create_approved_grant(namespace, name, spec)
     if outcome.kind is OutcomeKind.DENIED:
@@ -176,10 +185,12 @@ def _act_approved(
     state: StepState,
     approval: dict[str, Any],
     now: datetime,
+    deferred: Deferred | None,
 ) -> Followed:
     """The approved action, run by the executor alone: first a claim with a lease (two
     controllers, or a handler and a daemon, never both get past it), then the step's own
-    invocation under the step's origin key (the write-ahead row makes it at most once)."""
+    invocation under the step's origin key (the write-ahead row makes it at most once), with
+    the approval recorded in the write-ahead row's transaction when this saw it first."""
     namespace = body["metadata"]["namespace"]
     target = writing_target(deps, step)
     # The target's lock is held from the claim to the outcome: no other plan's writing action
@@ -187,8 +198,12 @@ def _act_approved(
     # step would (nothing else would wake it: its status did not change).
     with holding(deps, namespace, target) as mine:
         if not mine:
+            if deferred is not None:
+                deps.approvals.approve_now(deferred)
             return Followed(False, now + HELD_OFF_FOR)
-        return Followed(_claim_and_act(deps, body, plan, step, state, approval, target, now))
+        return Followed(
+            _claim_and_act(deps, body, plan, step, state, approval, target, now, deferred)
+        )
 
 
 def _claim_and_act(
@@ -200,6 +215,7 @@ def _claim_and_act(
     approval: dict[str, Any],
     target: str | None,
     now: datetime,
+    deferred: Deferred | None,
 ) -> bool:
     meta = approval["metadata"]
     namespace, name = body["metadata"]["namespace"], meta["name"]
@@ -213,20 +229,41 @@ def _claim_and_act(
         claimed,
         [],
     ):
+        if deferred is not None:
+            deps.approvals.approve_now(deferred)
         return False
+    mine = leased_to(deps.holder, state.attempts)
     refused = _recheck(deps, body, plan, step, claimed, target, now)
     if refused is not None:
         new, effects, why = refused
-        apply_step(deps, body, plan, step.key, leased_to(deps.holder, state.attempts), new, effects)
+        if deferred is not None:
+            deps.approvals.approve_now(deferred)
+        apply_step(deps, body, plan, step.key, mine, new, effects)
         deps.approvals.not_executed(namespace, name, why)
         return True
     spec = ApprovalSpec.model_validate(approval["spec"])
     outcome = deps.capabilities.execute_approved(
-        invocation(body, plan, step, state.attempts), name, meta["uid"], spec.decided_by
+        invocation(body, plan, step, state.attempts),
+        name,
+        meta["uid"],
+        spec.decided_by,
+        standing=None if deferred is None else partial(deps.approvals.approve_within, deferred),
     )
+    if outcome.approval_moved:
+        # Expired or withdrawn between reading and acting: nothing ran, and the step ends as
+        # the Approval now does.
+        _, history = deps.approvals.settle(namespace, name, owner_checked=True)
+        shown = status_of(history)
+        ended = after_approval(
+            step, claimed, shown.phase.value, shown.message or "", deps.clock(), None
+        )
+        if ended is not None:
+            apply_step(deps, body, plan, step.key, mine, ended[0], ended[1])
+        return True
+    if deferred is not None and outcome.execution_id is None:
+        deps.approvals.approve_now(deferred)  # refused before its write-ahead row
     found = after_approval(step, claimed, "Executed", "", deps.clock(), acted(outcome))
     assert found is not None
-    mine = leased_to(deps.holder, state.attempts)
     apply_step(deps, body, plan, step.key, mine, found[0], found[1])
     settle_approval(deps, namespace, name, outcome)
     return True
