@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy.exc import StatementError
 
+from minds.adapters.ledger import Ledger
 from minds.devenv.install import CONTROLLER_ACCOUNT, CONTROLLER_NAMESPACE
 from minds.domain.beliefs import (
     BELIEF_EVIDENCE_ADDED,
@@ -1056,3 +1057,17 @@ def test_the_types_told_are_the_journals_in_the_order_appended(ledger: Any) -> N
     assert types(uid) == ["plan_step_started", "plan_step_completed"]
     assert types() == ["plan_step_started", "plan_started", "plan_step_completed"]
     assert types(str(uuid.uuid4())) == []
+
+
+def test_a_ledger_that_answers_says_so(ledger: Any) -> None:
+    assert ledger.answers() is True
+
+
+@pytest.mark.integration
+def test_a_ledger_whose_database_is_gone_says_so_without_raising() -> None:
+    """A Mind's health asks it while the database is away: an answer, never an error."""
+    with Ledger.from_url("postgresql://minds@127.0.0.1:1/minds") as gone:
+        assert gone.answers() is False
+    fake = FakeLedger()
+    fake.down = True
+    assert fake.answers() is False

@@ -58,7 +58,7 @@ from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 from minds.domain.resources.mind import MindSpec
 from minds.engine.asking import LABEL_PLAN_UID
 from minds.engine.conditional import write_status
-from minds.engine.mind_story import tell_mind
+from minds.engine.mind_story import tell_story
 from minds.engine.plan_authors import plan_author
 from minds.engine.ports import Clock, EventPort, LedgerPort, ResourcePort
 from minds.engine.telemetry import NO_TELEMETRY, Telemetry
@@ -141,7 +141,7 @@ class ApprovalService:
             )
         )
         if new:
-            tell_mind(self._events, self._resources, [row])
+            tell_story(self._events, self._resources, [row])
         # Counted when the ledger line is new, so a replay or a second controller adds none.
         if new and type_ in DECISIONS:
             self._telemetry.approval_decided(

@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from pydantic import JsonValue
-from sqlalchemy import URL, Engine, Select, select
+from sqlalchemy import URL, Engine, Select, select, text
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
@@ -118,6 +118,15 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+    def answers(self) -> bool:
+        """Whether the database answers a trivial query now (a Mind is not Ready otherwise)."""
+        try:
+            with self._engine.connect() as connection:
+                connection.execute(text("SELECT 1"))
+        except SQLAlchemyError:
+            return False
+        return True
 
     def observe(self, observer: LedgerObserver) -> None:
         """Tell ``observer`` about every transaction from now on."""
