@@ -4,6 +4,7 @@ chart's Service and passes only when the controller answers and its ledger does
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -46,6 +47,9 @@ def test_the_hook_is_a_test_pod_of_the_controllers_image_run_as_the_controller(
     service = find(objects, "Service", "minds-metrics", "minds-system")
     port = service["spec"]["ports"][0]["port"]
     assert container["args"][1] == f"http://minds-metrics.minds-system.svc:{port}/metrics"
+    # Or, where there is no cluster DNS, the address the kubelet puts in the environment.
+    assert container["args"][2] == "MINDS_METRICS"
+    assert pod["spec"]["enableServiceLinks"] is True
 
 
 def test_the_hook_follows_the_security_context_values(helm: Helm) -> None:
@@ -100,8 +104,13 @@ def check(helm: Helm, url: str) -> subprocess.CompletedProcess[str]:
     container = hook(helm)["spec"]["containers"][0]
     assert container["command"] == ["python", "-c"]
     script = container["args"][0]
+    _, service, _ = container["args"][1:]
     return subprocess.run(
-        [sys.executable, "-c", script, url, "1"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", script, url, service, "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if not k.startswith(service)},
     )
 
 
@@ -120,6 +129,22 @@ def test_the_check_fails_when_the_ledger_does_not_answer(helm: Helm) -> None:
         done = check(helm, url)
     assert done.returncode == 1
     assert "its ledger does not: minds_ledger_up 0.0" in done.stderr
+
+
+def test_the_check_reads_the_services_address_from_the_environment(helm: Helm) -> None:
+    """As the kubelet gives it: the DNS name is then not needed (it would not resolve here)."""
+    container = hook(helm)["spec"]["containers"][0]
+    with serving(METRICS + "minds_ledger_up 1.0\n") as url:
+        host, port = url.removeprefix("http://").removesuffix("/metrics").split(":")
+        done = subprocess.run(
+            [sys.executable, "-c", container["args"][0], "http://nowhere.invalid/metrics",
+             "MINDS_METRICS", "1"],
+            capture_output=True, text=True, timeout=60,
+            env={**os.environ, "MINDS_METRICS_SERVICE_HOST": host,
+                 "MINDS_METRICS_SERVICE_PORT": port},
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"answers at {url}" in done.stdout
 
 
 def test_the_check_fails_when_the_controller_does_not_answer(helm: Helm) -> None:
