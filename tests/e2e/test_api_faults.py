@@ -19,6 +19,9 @@ from tests.fixtures.waiting import eventually
 pytestmark = [pytest.mark.minutes(2)]
 
 
+# The session controller is paused: it would act on the decision itself, unhindered, and leave
+# the faulty controller some of its faults unmet (it did, once, on a loaded machine).
+@pytest.mark.usefixtures("alone")
 @pytest.mark.parametrize(
     ("fault", "retried"),
     [

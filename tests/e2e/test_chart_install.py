@@ -161,7 +161,7 @@ def test_install_creates_every_object_and_says_what_to_do_next(
     assert not {"ServiceMonitor", "PrometheusRule"} & kinds
     missing = [f"{o['kind']}/{o['metadata']['name']}" for o in objects if not _exists(release, o)]
     assert missing == []
-    for crd in (CHART / "crds").glob("*.yaml"):
+    for crd in (CHART / "templates" / "crds").glob("*.yaml"):
         assert release.kubectl("get", "crd", crd.name.removesuffix(".yaml")).returncode == 0
     notes = release.install_output
     assert "No namespace is managed yet" not in notes
@@ -346,9 +346,10 @@ def test_a_mind_gets_ready_then_upgrade_and_uninstall_keep_crds_minds_and_ledger
     objects = _manifest(helm, release)
     helm.run("uninstall", RELEASE, "-n", NAMESPACE, kubeconfig=release.kubeconfig)
     left = [f"{o['kind']}/{o['metadata']['name']}" for o in objects if _exists(release, o)]
-    assert left == []
-    for crd in (CHART / "crds").glob("*.yaml"):
-        assert release.kubectl("get", "crd", crd.name.removesuffix(".yaml")).returncode == 0
+    # Only the CRDs stay, by their keep policy: removing one would remove every Mind with it.
+    crds = sorted(p.stem for p in (CHART / "templates" / "crds").glob("*.yaml"))
+    assert crds
+    assert sorted(left) == [f"CustomResourceDefinition/{name}" for name in crds]
     assert release.kubectl("get", "mind", "atlas-keeper", "-n", release.team).returncode == 0
     with Ledger.from_url(release.database_url) as ledger:
         assert len(ledger.events(namespace=release.team)) == before > 0

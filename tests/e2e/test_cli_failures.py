@@ -13,11 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from minds.devenv.ports import free_port
 from tests.fixtures.cluster import REPO, Cluster, with_namespace
+from tests.unit.cli.program import CLUSTER_ENV, write_kubeconfig
 
 pytestmark = pytest.mark.minutes(1)
 
 BIN = Path(sys.executable).parent
+NO_CLUSTER = "error: no cluster to talk to: "
 
 #: Each command, naming an object that is not there.
 MISSING: dict[str, tuple[str, ...]] = {
@@ -35,22 +38,30 @@ MISSING: dict[str, tuple[str, ...]] = {
 
 
 def kubectl_minds(
-    *args: str, kubeconfig: Path, database_url: str, context: str | None = None
+    *args: str,
+    kubeconfig: Path | str | None,
+    database_url: str,
+    context: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """``kubectl minds ARGS`` with ``kubeconfig`` as KUBECONFIG (None: unset) and ``env``
+    the only other say on where the cluster is."""
     kubectl = shutil.which("kubectl")
     assert kubectl is not None, "kubectl is not on PATH"
     argv = [kubectl, "minds", *args]
     if context:
         argv += ["--context", context]
+    where = {"KUBECONFIG": str(kubeconfig)} if kubeconfig is not None else {}
     return subprocess.run(
         argv,
         env={
-            **os.environ,
+            **{k: v for k, v in os.environ.items() if k not in CLUSTER_ENV},
             # kubectl finds plugins on PATH: the one this environment installed.
             "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-            "KUBECONFIG": str(kubeconfig),
+            **where,
             "MINDS_DATABASE_URL": database_url,
             "COLUMNS": "200",
+            **(env or {}),
         },
         cwd=REPO,
         capture_output=True,
@@ -89,17 +100,38 @@ def test_a_missing_object_is_one_line_and_exit_1(
 def test_an_unreachable_api_server_is_one_line_and_exit_2(
     tmp_path: Path, e2e_database_url: str, args: tuple[str, ...]
 ) -> None:
-    closed = tmp_path / "kubeconfig"
-    closed.write_text(
-        "apiVersion: v1\nkind: Config\ncurrent-context: gone\n"
-        "clusters: [{name: gone, cluster: {server: 'https://127.0.0.1:9'}}]\n"
-        "users: [{name: someone, user: {token: t}}]\n"
-        "contexts: [{name: gone, context: {cluster: gone, user: someone, namespace: x}}]\n"
-    )
+    port = free_port()  # a local port nothing listens on: the connection is refused at once
+    closed = write_kubeconfig(tmp_path / "kubeconfig", f"https://127.0.0.1:{port}")
     proc = kubectl_minds(*args, kubeconfig=closed, database_url=e2e_database_url)
     assert proc.returncode == 2, proc.stderr
     line = one_clear_line(proc)
-    assert "cannot reach the API server at https://127.0.0.1:9" in line
+    assert line.startswith(f"error: cannot reach the API server at https://127.0.0.1:{port}: ")
+
+
+@pytest.mark.parametrize("args", MISSING.values(), ids=MISSING.keys())
+def test_a_missing_kubeconfig_is_named_with_what_named_it_exit_2(
+    tmp_path: Path, e2e_database_url: str, args: tuple[str, ...]
+) -> None:
+    missing = tmp_path / "kubeconfig"
+    proc = kubectl_minds(*args, kubeconfig=missing, database_url=e2e_database_url)
+    assert proc.returncode == 2, proc.stderr
+    line = one_clear_line(proc)
+    assert line == f"{NO_CLUSTER}the kubeconfig {missing} (named by KUBECONFIG) does not exist"
+
+
+@pytest.mark.parametrize("args", MISSING.values(), ids=MISSING.keys())
+def test_no_kubeconfig_outside_a_pod_is_said_exit_2(
+    tmp_path: Path, e2e_database_url: str, args: tuple[str, ...]
+) -> None:
+    proc = kubectl_minds(
+        *args, kubeconfig=None, database_url=e2e_database_url, env={"HOME": str(tmp_path)}
+    )
+    assert proc.returncode == 2, proc.stderr
+    line = one_clear_line(proc)
+    assert line == (
+        f"{NO_CLUSTER}no kubeconfig: KUBECONFIG is not set, ~/.kube/config does not exist, "
+        "and this is not a Pod in a cluster"
+    )
 
 
 def test_a_refused_request_is_one_line_and_exit_1(

@@ -118,6 +118,12 @@ class FakeLedger:
         finally:
             self._depth -= 1
 
+    def hold_journal(self, namespace: str, mind: str) -> None:
+        """One thread writes a fake ledger: holding it is only checked to be in a transaction,
+        as the real one's lock would hold nothing outside one."""
+        if not self._depth:
+            raise RuntimeError("hold_journal outside a transaction holds nothing")
+
     def append_event(self, record: EventRecord) -> bool:
         return self.append_events([record])[0]
 

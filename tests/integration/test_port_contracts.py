@@ -569,6 +569,17 @@ def test_a_minds_cycle_lock_has_one_holder_at_a_time(ledger: Any) -> None:
         assert again
 
 
+def test_a_journal_is_held_only_inside_a_transaction(ledger: Any) -> None:
+    uid = str(uuid.uuid4())
+    with pytest.raises(RuntimeError, match="outside a transaction"):
+        ledger.hold_journal("contract", "keeper")
+    with ledger.transaction():
+        ledger.hold_journal("contract", "keeper")
+        # The holder itself appends as before (the lock is the one its appends take).
+        assert ledger.append_event(_row(uid, "held"))
+    assert ledger.event(_row(uid, "held").idempotency_key) is not None
+
+
 def test_predictions_are_read_by_their_windows_and_status(ledger: Any) -> None:
     mind = f"keeper-{uuid.uuid4().hex[:8]}"
     belief = ledger.upsert_belief("contract", mind, "contract/atlas-worker runs", 0.8, NOW)

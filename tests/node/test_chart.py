@@ -335,7 +335,7 @@ def test_upgrade_replaces_the_pod_and_reruns_the_hook_and_uninstall_keeps_crds_a
 
     release.helm_run("uninstall", RELEASE, "-n", NAMESPACE, "--wait", "--timeout", "2m")
     assert release.controller_pods() == []
-    for crd in (CHART / "crds").glob("*.yaml"):
+    for crd in (CHART / "templates" / "crds").glob("*.yaml"):
         assert release.kubectl("get", "crd", crd.name.removesuffix(".yaml")).returncode == 0
     assert release.kubectl("get", "mind", "atlas-keeper", "-n", release.team).returncode == 0
     with Ledger.from_url(release.database.app_url) as ledger:

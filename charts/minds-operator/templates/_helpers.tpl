@@ -120,3 +120,22 @@ true
 {{- fail (printf "%s: this cluster does not serve %s (the Prometheus Operator's CRDs). Install them, set %s=false, or set metrics.ifCrdsMissing=skip to leave it out; with helm template, pass --api-versions %s" .value $api .value $api) -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+crds.enabled and crds.keep, true when unset: `helm upgrade --reuse-values` from a release
+made before these values existed reuses the old values without the new defaults, and must not
+read that as "stop managing the CRDs".
+*/}}
+{{- define "minds.crdsEnabled" -}}
+{{- if dig "enabled" true (.Values.crds | default dict) -}}true{{- end -}}
+{{- end -}}
+
+{{- define "minds.crdsKeep" -}}
+{{- if dig "keep" true (.Values.crds | default dict) -}}true{{- end -}}
+{{- end -}}
+
+{{/* Which release's chart last wrote the CRDs (part-of is in the generated text). */}}
+{{- define "minds.crdLabels" -}}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}

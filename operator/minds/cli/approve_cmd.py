@@ -10,14 +10,10 @@ from __future__ import annotations
 
 import typer
 
-from minds.adapters.kube.client import api_client, current_namespace
+from minds.adapters.kube.client import current_namespace
 from minds.adapters.kube.people import decide, request_release, whoami
-
-NAMESPACE = typer.Option(
-    None, "--namespace", "-n", help="Namespace of the Approval (default: the context's)."
-)
-KUBECONFIG = typer.Option(None, "--kubeconfig", envvar="KUBECONFIG", help="Kubeconfig file.")
-CONTEXT = typer.Option(None, "--context", help="Kubeconfig context (who you are).")
+from minds.cli.kube import connect
+from minds.cli.options import CONTEXT, KUBECONFIG, NAMESPACE
 
 
 def _decide(
@@ -28,7 +24,7 @@ def _decide(
     kubeconfig: str | None,
     context: str | None,
 ) -> None:
-    api = api_client(kubeconfig, context)
+    api = connect(kubeconfig, context)
     namespace = namespace or current_namespace(kubeconfig, context)
     me = whoami(api)
     decide(api, namespace, name, decision, me, note)
@@ -65,7 +61,7 @@ def release(
     context: str | None = CONTEXT,
 ) -> None:
     """Let a blocked step run again, after you checked what it may have done."""
-    api = api_client(kubeconfig, context)
+    api = connect(kubeconfig, context)
     namespace = namespace or current_namespace(kubeconfig, context)
     me = whoami(api)
     request_release(api, namespace, plan, step, me)

@@ -13,13 +13,12 @@ from collections.abc import Callable
 import typer
 from kubernetes import client
 
-from minds.adapters.kube.client import api_client, current_namespace
+from minds.adapters.kube.client import current_namespace
 from minds.adapters.kube.corrections import append_to_mind, cancel_plan
 from minds.adapters.kube.people import DecisionRefused, whoami
+from minds.cli.kube import connect
+from minds.cli.options import CONTEXT, KUBECONFIG, NAMESPACE
 
-NAMESPACE = typer.Option(None, "--namespace", "-n", help="Default: the context's namespace.")
-KUBECONFIG = typer.Option(None, "--kubeconfig", envvar="KUBECONFIG", help="Kubeconfig file.")
-CONTEXT = typer.Option(None, "--context", help="Kubeconfig context (who you are).")
 REASON = typer.Option(..., "--reason", help="Why; kept in the ledger with your name.")
 
 cancel = typer.Typer(help="Stop something the mind is doing.", no_args_is_help=True)
@@ -32,7 +31,7 @@ def _as_me(
     act: Callable[[client.ApiClient, str, str], str],
 ) -> None:
     """Run ``act(api, namespace, me)`` and print what it says; a refusal is one line and exit 1."""
-    api = api_client(kubeconfig, context)
+    api = connect(kubeconfig, context)
     namespace = namespace or current_namespace(kubeconfig, context)
     try:
         typer.echo(act(api, namespace, whoami(api)))

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
 
-from minds.adapters.kube.crds import rendered_files
+from minds.adapters.kube.crds import chart_template_files, rendered_files
 
 app = typer.Typer(help="Generate or check the CustomResourceDefinitions.", no_args_is_help=True)
 
-CRD_DIRS = (Path("crds"), Path("charts/minds-operator/crds"))
-"""Where the CRDs live: kubectl users apply crds/, Helm installs the chart's crds/. Both are
-written from the models at once, so the two can never disagree."""
+PLAIN_DIR = Path("crds")
+"""What ``kubectl apply --server-side -f crds/`` installs, for clusters without Helm."""
+CHART_DIR = Path("charts/minds-operator/templates/crds")
+"""The chart's copy: templates, so ``helm upgrade`` upgrades them (docs/upgrading.md)."""
+CRD_DIRS: dict[Path, Callable[[], dict[str, str]]] = {
+    PLAIN_DIR: rendered_files,
+    CHART_DIR: chart_template_files,
+}
+"""Both are written from the models at once, so the two can never disagree."""
 
 
 def _drift(out: Path, files: dict[str, str]) -> tuple[list[str], list[str]]:
@@ -30,15 +37,13 @@ def _drift(out: Path, files: dict[str, str]) -> tuple[list[str], list[str]]:
 
 @app.command()
 def generate(
-    out: list[Path] = typer.Option(
-        list(CRD_DIRS), help="Directory to write the CRD files into (repeatable)."
-    ),
     check: bool = typer.Option(False, help="Write nothing; exit 1 if the files differ."),
 ) -> None:
-    """Write crds/*.yaml and the chart's crds/ from the pydantic models (or check them)."""
-    files = rendered_files()
+    """Write crds/*.yaml and the chart's templates/crds/ from the pydantic models (or check
+    them)."""
     drifted = False
-    for directory in out:
+    for directory, render in CRD_DIRS.items():
+        files = render()
         stale, extra = _drift(directory, files)
         if check:
             for name in stale:
@@ -58,4 +63,4 @@ def generate(
     if drifted:
         typer.echo("run `minds crds generate` and commit the result", err=True)
         raise typer.Exit(1)
-    typer.echo(f"{len(files)} CRDs match the models in {', '.join(map(str, out))}")
+    typer.echo(f"the CRDs match the models in {', '.join(map(str, CRD_DIRS))}")

@@ -20,6 +20,7 @@ from kubernetes.config import ConfigException
 
 from minds.adapters.kube.client import server_message
 from minds.adapters.kube.people import DecisionRefused
+from minds.cli.version_cmd import ControllerVersionError
 from minds.domain.errors import AlreadyExists, Conflict, NotFound, Refused
 
 #: Exit codes, part of the interface: scripts tell "fix the request" from "try again later".
@@ -59,6 +60,7 @@ FAILURES: tuple[tuple[type[BaseException], Callable[[BaseException], Answer]], .
     (AlreadyExists, _said("already exists: ", MISSING_OR_REFUSED)),
     (Conflict, _said("changed meanwhile, try again: ", MISSING_OR_REFUSED)),
     (DecisionRefused, _said("refused: ", MISSING_OR_REFUSED)),
+    (ControllerVersionError, _said("", MISSING_OR_REFUSED)),
     (ApiException, _api),
     (ConfigException, _said("no cluster to talk to: ", UNREACHABLE)),
     (urllib3.exceptions.HTTPError, lambda exc: Answer(UNREACHABLE, _unreachable(exc))),

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from importlib import import_module
 
 import typer
+from typer._completion_classes import completion_init
 
 HELP = "Run and inspect minds: agents that look after infrastructure under strict authority."
 
@@ -38,12 +39,21 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "abandon": ("minds.cli.correct_cmd", "abandon"),
     "resume": ("minds.cli.correct_cmd", "resume"),
     "revoke": ("minds.cli.correct_cmd", "revoke"),
+    "version": ("minds.cli.version_cmd", "version"),
+    "completion": ("minds.cli.completion_cmd", "completion"),
 }
+
+#: The root options that end the command before any command runs.
+VERSION_FLAG = "--version"
 
 
 def build(names: Sequence[str] = tuple(COMMANDS)) -> typer.Typer:
     """The ``minds`` app with the named commands."""
+    # typer's --install-completion and --show-completion guess the shell from the parent
+    # process; `minds completion SHELL` is told it, as kubectl's is. The classes that answer
+    # a completion request are typer's all the same (its scripts expect their replies).
     built = typer.Typer(name="minds", help=HELP, no_args_is_help=True, add_completion=False)
+    completion_init()
     # A group even with one command: otherwise Typer would run that command directly and
     # take its own name for an argument.
     built.callback()(_group)
@@ -57,14 +67,33 @@ def build(names: Sequence[str] = tuple(COMMANDS)) -> typer.Typer:
     return built
 
 
-def _group() -> None:
+def _print_version(value: bool) -> None:
+    if value:
+        from minds import __version__
+
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
+def _group(
+    version: bool = typer.Option(
+        False,
+        VERSION_FLAG,
+        is_eager=True,
+        callback=_print_version,
+        help="Print the client's version and exit (`minds version` adds the controller's).",
+    ),
+) -> None:
     """Run and inspect minds: agents that look after infrastructure under strict authority."""
 
 
 def selected(argv: Sequence[str]) -> tuple[str, ...]:
-    """The commands to register for this command line: the one it names, or all."""
+    """The commands to register for this command line: the one it names, none for
+    ``--version`` (it answers before any command could run), or all."""
     if len(argv) > 1 and argv[1] in COMMANDS:
         return (argv[1],)
+    if len(argv) > 1 and argv[1] == VERSION_FLAG:
+        return ()
     return tuple(COMMANDS)
 
 

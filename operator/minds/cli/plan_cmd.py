@@ -10,15 +10,13 @@ shown), 1 it is invalid (or not found), 2 the input or the cluster could not be 
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
-from enum import StrEnum
-from pathlib import Path
 from typing import Any
 
 import typer
 
 from minds.adapters.kube.client import current_namespace
+from minds.cli.options import CONTEXT, KUBECONFIG, NAMESPACE, OUTPUT, Output, emit
 from minds.cli.plan_dot import render_dot
 from minds.cli.plan_input import (
     Unreadable,
@@ -43,20 +41,12 @@ app = typer.Typer(
 VALID, INVALID, UNREADABLE = 0, 1, 2
 
 
-class Output(StrEnum):
-    TEXT = "text"
-    JSON = "json"
-
-
-OUTPUT = typer.Option(Output.TEXT, "--output", "-o", help="text or json.")
-
-
 def _fail(message: str, code: int = UNREADABLE) -> typer.Exit:
     typer.echo(f"error: {message}", err=True)
     return typer.Exit(code)
 
 
-def _report_json(result: ValidationResult | None, shape: list[Finding]) -> str:
+def _report_data(result: ValidationResult | None, shape: list[Finding]) -> dict[str, Any]:
     if result is None:
         body: dict[str, Any] = {
             "valid": False,
@@ -67,7 +57,7 @@ def _report_json(result: ValidationResult | None, shape: list[Finding]) -> str:
     else:
         dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         body = {"valid": result.ok, **dumped, "order": result.order}
-    return json.dumps(body, indent=2)
+    return body
 
 
 def _use(plan: Plan) -> str:
@@ -146,23 +136,21 @@ def validate(
         used = estimate(plan, registry, mind, datetime.now(UTC))
         plan = plan.model_copy(update={"estimate": used})
         result = validate_plan(plan, registry, mind)
-    if output is Output.JSON:
-        typer.echo(_report_json(result, shape))
-    else:
-        typer.echo(_report_text(plan, result, shape))
+    emit(output, _report_data(result, shape), lambda: _report_text(plan, result, shape))
     if result is None or not result.ok:
         raise typer.Exit(INVALID)
 
 
 def _read_plan(
-    name: str, namespace: str, kubeconfig: Path | None, context: str | None
+    name: str, namespace: str, kubeconfig: str | None, context: str | None
 ) -> dict[str, Any]:
-    from minds.adapters.kube.client import KubeResources, api_client
+    from minds.adapters.kube.client import KubeResources
     from minds.cli import failures
+    from minds.cli.kube import connect
     from minds.domain.resources.kinds import PLAN
 
     try:
-        with api_client(str(kubeconfig) if kubeconfig else None, context) as api:
+        with connect(kubeconfig, context) as api:
             return KubeResources(api).get(PLAN, namespace, name)
     except Exception as exc:  # answered by the shared table, or re-raised by report()
         raise typer.Exit(failures.report(exc)) from exc
@@ -171,23 +159,19 @@ def _read_plan(
 @app.command()
 def show(
     name: str = typer.Argument(..., help="The Plan's name."),
-    namespace: str | None = typer.Option(
-        None, "--namespace", "-n", help="Default: the kubeconfig context's namespace."
-    ),
-    kubeconfig: Path | None = typer.Option(
-        None, "--kubeconfig", help="Default: $KUBECONFIG, then ~/.kube/config."
-    ),
-    context: str | None = typer.Option(None, "--context", help="The kubeconfig context to use."),
+    namespace: str | None = NAMESPACE,
+    kubeconfig: str | None = KUBECONFIG,
+    context: str | None = CONTEXT,
     dot: bool = typer.Option(False, "--dot", help="Print Graphviz DOT instead of a tree."),
     output: Output = OUTPUT,
 ) -> None:
     """Show a plan's dependency graph, each step's status, expectation and links."""
-    if dot and output is Output.JSON:
-        raise _fail("choose one of --dot and -o json")
-    namespace = namespace or current_namespace(str(kubeconfig) if kubeconfig else None, context)
+    if dot and output is not Output.TEXT:
+        raise _fail(f"choose one of --dot and -o {output}")
+    namespace = namespace or current_namespace(kubeconfig, context)
     body = _read_plan(name, namespace, kubeconfig, context)
-    if output is Output.JSON:
-        typer.echo(json.dumps(body, indent=2, default=str))
+    if output is not Output.TEXT:
+        emit(output, body, str)
         return
     plan, shape = parse_plan(body.get("spec") or {})
     if plan is None:

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import json
-
 import typer
 
-from minds.adapters.kube.client import KubeResources, api_client, current_namespace
+from minds.adapters.kube.client import KubeResources, current_namespace
 from minds.adapters.ledger import DATABASE_URL_ENV, READER_URL_ENV, Ledger
 from minds.cli.db_cmd import READER_URL
+from minds.cli.kube import connect
+from minds.cli.options import CONTEXT, KUBECONFIG, NAMESPACE, OUTPUT, Output, emit
 from minds.engine.why import Explainer
 
-NAMESPACE = typer.Option(None, "--namespace", "-n", help="Default: the context's namespace.")
-OUTPUT = typer.Option("text", "--output", "-o", help="text or json.")
-KUBECONFIG = typer.Option(None, "--kubeconfig", envvar="KUBECONFIG")
-CONTEXT = typer.Option(None, "--context")
 DATABASE = typer.Option(
     None, "--database-url", envvar=DATABASE_URL_ENV, help="The ledger (Postgres URL)."
 )
@@ -30,16 +26,14 @@ def _explainer(
         )
         raise typer.Exit(2)
     ledger = Ledger.from_url(database_url, read_only=True)
-    return Explainer(
-        resources=KubeResources(api_client(kubeconfig, context)), ledger=ledger
-    ), ledger
+    return Explainer(resources=KubeResources(connect(kubeconfig, context)), ledger=ledger), ledger
 
 
 def why(
     target: str = typer.Argument(..., help="KIND/NAME: plan/NAME or approval/NAME."),
     step: str | None = typer.Argument(None, help="A step key of the plan, such as P1."),
     namespace: str | None = NAMESPACE,
-    output: str = OUTPUT,
+    output: Output = OUTPUT,
     kubeconfig: str | None = KUBECONFIG,
     context: str | None = CONTEXT,
     database_url: str | None = READER_URL,
@@ -58,18 +52,20 @@ def why(
         except ValueError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from exc
-    if output == "json":
-        typer.echo(json.dumps([link.to_dict() for link in links], indent=2, default=str))
-        return
-    for depth, link in enumerate(links):
-        lead = "" if depth == 0 else "  <- "
-        typer.echo(f"{lead}{link.kind} {link.name}: {link.summary}")
+
+    def text() -> str:
+        return "\n".join(
+            f"{'' if depth == 0 else '  <- '}{link.kind} {link.name}: {link.summary}"
+            for depth, link in enumerate(links)
+        )
+
+    emit(output, [link.to_dict() for link in links], text)
 
 
 def timeline(
     mind: str = typer.Argument(..., help="The Mind's name."),
     namespace: str | None = NAMESPACE,
-    output: str = OUTPUT,
+    output: Output = OUTPUT,
     kubeconfig: str | None = KUBECONFIG,
     context: str | None = CONTEXT,
     database_url: str | None = READER_URL,
@@ -78,11 +74,11 @@ def timeline(
     explainer, ledger = _explainer(kubeconfig, context, database_url)
     with ledger:
         items = explainer.timeline(namespace or current_namespace(kubeconfig, context), mind)
-    if output == "json":
-        typer.echo(json.dumps(items, indent=2, default=str))
-        return
-    for item in items:
-        typer.echo(f"{item['at']}  {item['what']:<28} {item['about']}")
+    emit(
+        output,
+        items,
+        lambda: "\n".join(f"{i['at']}  {i['what']:<28} {i['about']}" for i in items),
+    )
 
 
 def fork(
@@ -104,7 +100,7 @@ def fork(
         raise typer.Exit(2)
     with Ledger.from_url(database_url) as ledger:
         service = ForkService(
-            resources=KubeResources(api_client(kubeconfig, context)),
+            resources=KubeResources(connect(kubeconfig, context)),
             ledger=ledger,
             clock=lambda: datetime.now(UTC),
         )
@@ -133,7 +129,7 @@ def ask(
     from minds.domain.ledger import idempotency_key
     from minds.domain.resources.kinds import MIND
 
-    api = api_client(kubeconfig, context)
+    api = connect(kubeconfig, context)
     namespace = namespace or current_namespace(kubeconfig, context)
     name = f"ask-{idempotency_key('ask', mind, text)[:10]}"
     custom = client.CustomObjectsApi(api)

@@ -13,7 +13,8 @@ service when it did, through :meth:`ApprovalService.executed`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Final, Protocol
 
@@ -60,7 +61,14 @@ from minds.engine.asking import LABEL_PLAN_UID
 from minds.engine.conditional import write_status
 from minds.engine.mind_story import tell_story
 from minds.engine.plan_authors import plan_author
-from minds.engine.ports import Clock, EventPort, LedgerPort, ResourcePort
+from minds.engine.ports import (
+    Clock,
+    EventPort,
+    JournalLock,
+    LedgerPort,
+    ResourcePort,
+    Transactional,
+)
 from minds.engine.telemetry import NO_TELEMETRY, Telemetry
 
 __all__ = ["APPROVED", "DECISIONS", "EXPIRED", "WITHDRAWN", "ApprovalLedger", "ApprovalService"]
@@ -85,10 +93,12 @@ _TOLD: Final[Mapping[str, tuple[str, str]]] = {
     LATE: ("Warning", "DecisionLate"),
     REFUSED: ("Warning", "DecisionRefused"),
     IGNORED: ("Warning", "DecisionIgnored"),
+    WITHDRAWN: ("Normal", "Withdrawn"),
+    NOT_EXECUTED: ("Warning", "NotExecuted"),
 }
 
 
-class ApprovalLedger(LedgerPort, Protocol):
+class ApprovalLedger(LedgerPort, JournalLock, Transactional, Protocol):
     def events(
         self, *, subject_uid: str | None = None, type: str | Iterable[str] | None = None
     ) -> list[EventRecord]: ...
@@ -110,44 +120,65 @@ class ApprovalService:
         self._clock = clock
         self._telemetry = telemetry
 
+    @contextmanager
+    def _lifecycle(self, body: dict[str, Any]) -> Iterator[list[Callable[[], None]]]:
+        """One transaction under the lock of the Mind's journal, in which every fact of an
+        Approval is read, decided and recorded: two recorders (the Approval's own work and the
+        asking plan's, or two controllers) never both decide on the same history, so approved
+        and expired, or approved and withdrawn, are never both recorded. What the block
+        records is told (Events, metrics) once it is committed, never before."""
+        told: list[Callable[[], None]] = []
+        with self._ledger.transaction():
+            self._ledger.hold_journal(body["metadata"]["namespace"], _mind(body))
+            yield told
+        for tell in told:
+            tell()
+
     def _record(
         self,
         body: dict[str, Any],
         type_: str,
         payload: dict[str, JsonValue],
+        told: list[Callable[[], None]],
         at: datetime | None = None,
     ) -> bool:
-        """One lifecycle event, once per Approval object (keyed by its uid). ``at``: when the
-        controller saw what the event records (for a decision: its observation time, the
-        one acting compares with ``expiresAt``)."""
+        """One lifecycle event, once per Approval object (keyed by its uid), inside
+        ``_lifecycle``. ``at``: when the controller saw what the event records (for a
+        decision: its observation time, the one acting compares with ``expiresAt``)."""
         meta = body["metadata"]
         spec = body.get("spec") or {}
         now = at or self._clock()
-        new = self._ledger.append_event(
-            row := EventRecord(
-                mind=spec.get("mind") or "-",
-                namespace=meta["namespace"],
-                type=type_,
-                subject=SubjectRef(kind=APPROVAL.kind, name=meta["name"], uid=meta.get("uid")),
-                payload={
-                    "capability": spec.get("capability"),
-                    "target": spec.get("target"),
-                    "kind": spec.get("kind"),
-                    "origin": spec.get("origin"),
-                    **payload,
-                },
-                occurred_at=now,
-                idempotency_key=idempotency_key("approval", type_, meta["uid"]),
-            )
+        row = EventRecord(
+            mind=_mind(body),
+            namespace=meta["namespace"],
+            type=type_,
+            subject=SubjectRef(kind=APPROVAL.kind, name=meta["name"], uid=meta.get("uid")),
+            payload={
+                "capability": spec.get("capability"),
+                "target": spec.get("target"),
+                "kind": spec.get("kind"),
+                "origin": spec.get("origin"),
+                **payload,
+            },
+            occurred_at=now,
+            idempotency_key=idempotency_key("approval", type_, meta["uid"]),
         )
+        new = self._ledger.append_event(row)
         if new:
-            tell_story(self._events, self._resources, [row])
-        # Counted when the ledger line is new, so a replay or a second controller adds none.
-        if new and type_ in DECISIONS:
-            self._telemetry.approval_decided(
-                meta["namespace"], spec.get("mind") or "-", DECISIONS[type_], _waited(meta, now)
-            )
+            told.append(lambda: self._tell(body, row, now))
         return new
+
+    def _tell(self, body: dict[str, Any], row: EventRecord, at: datetime) -> None:
+        tell_story(self._events, self._resources, [row])
+        told = _TOLD.get(row.type)
+        if told is not None:
+            message = str(row.payload.get("message") or row.payload.get("reason") or "")
+            self._events.post(body, type_=told[0], reason=told[1], message=message)
+        # Counted when the ledger line is new, so a replay or a second controller adds none.
+        if row.type in DECISIONS:
+            self._telemetry.approval_decided(
+                row.namespace, row.mind, DECISIONS[row.type], _waited(body["metadata"], at)
+            )
 
     def recorded(self, uid: str) -> Recorded:
         """What the ledger says about this Approval object: the facts acting depends on."""
@@ -184,27 +215,29 @@ class ApprovalService:
         now = self._clock()
         body = self._resources.get(APPROVAL, namespace, name)
         spec = ApprovalSpec.model_validate(body["spec"])
-        history = self.recorded(body["metadata"]["uid"])
-        if REQUESTED not in history.types:
-            # Told once, by the asker: the Mind's ApprovalRequested (or the Plan's
-            # AwaitingApproval when no Mind asks); the Approval itself reads Pending.
-            self._record(body, REQUESTED, {}, now)
-        refusal = self._refusal(namespace, spec, history)
-        transition = next_transition(spec, history, now, refusal)
-        if transition is not None:
-            payload: dict[str, JsonValue] = {
-                "decidedBy": spec.decided_by,
-                "note": spec.note,
-                "message": transition.message,
-            }
-            if self._record(body, transition.event, payload, now):
-                type_, reason = _TOLD[transition.event]
-                self._events.post(body, type_=type_, reason=reason, message=transition.message)
-            history = self.recorded(body["metadata"]["uid"])
+        uid = body["metadata"]["uid"]
+        # Whether the decider is authority is read before the lock (it may read the API), on
+        # the history as it is now: it only matters while the request may still lead to acting.
+        refusal = self._refusal(namespace, spec, self.recorded(uid))
+        with self._lifecycle(body) as told:
+            history = self.recorded(uid)
+            if REQUESTED not in history.types:
+                # Told once, by the asker: the Mind's ApprovalRequested (or the Plan's
+                # AwaitingApproval when no Mind asks); the Approval itself reads Pending.
+                self._record(body, REQUESTED, {}, told, now)
+            transition = next_transition(spec, history, now, refusal)
+            if transition is not None:
+                payload: dict[str, JsonValue] = {
+                    "decidedBy": spec.decided_by,
+                    "note": spec.note,
+                    "message": transition.message,
+                }
+                self._record(body, transition.event, payload, told, now)
+                history = self.recorded(uid)
         if not owner_checked:
             why = orphaned(spec.origin, *self._owner(namespace, spec.origin))
-            if why is not None and self._abandon(body, history, why):
-                history = self.recorded(body["metadata"]["uid"])
+            if why is not None and self._abandon(body, why):
+                history = self.recorded(uid)
         return body, history
 
     def _refusal(self, namespace: str, spec: ApprovalSpec, history: Recorded) -> str | None:
@@ -296,22 +329,22 @@ class ApprovalService:
         """The mind no longer needs this; refused once a person has decided."""
         body = self._resources.get(APPROVAL, namespace, name)
         spec = ApprovalSpec.model_validate(body["spec"])
-        history = self.recorded(body["metadata"]["uid"])
-        if not withdrawable(spec, history):
-            return False
-        if self._record(body, WITHDRAWN, {"reason": reason}):
-            self._events.post(body, type_="Normal", reason="Withdrawn", message=reason)
+        with self._lifecycle(body) as told:
+            if not withdrawable(spec, self.recorded(body["metadata"]["uid"])):
+                return False
+            self._record(body, WITHDRAWN, {"reason": reason}, told)
         self._show(namespace, name)
         return True
 
-    def _abandon(self, body: dict[str, Any], history: Recorded, reason: str) -> bool:
+    def _abandon(self, body: dict[str, Any], reason: str) -> bool:
         """Its plan is gone or finished: withdrawn, decided or not (see ``abandonable``). The
         ledger line is what keeps the executor from acting; the status follows it."""
-        if not abandonable(history):
-            return False
         spec = body.get("spec") or {}
-        if self._record(body, WITHDRAWN, {"reason": reason, "decidedBy": spec.get("decidedBy")}):
-            self._events.post(body, type_="Normal", reason="Withdrawn", message=reason)
+        with self._lifecycle(body) as told:
+            if not abandonable(self.recorded(body["metadata"]["uid"])):
+                return False
+            payload: dict[str, JsonValue] = {"reason": reason, "decidedBy": spec.get("decidedBy")}
+            self._record(body, WITHDRAWN, payload, told)
         return True
 
     def abandon_plan(self, namespace: str, plan_uid: str, reason: str) -> int:
@@ -322,9 +355,8 @@ class ApprovalService:
             origin = (body.get("spec") or {}).get("origin") or {}
             if origin.get("planUid") != plan_uid:
                 continue  # a label is only a hint; the immutable origin decides
-            meta = body["metadata"]
-            if self._abandon(body, self.recorded(meta["uid"]), reason):
-                self._show(namespace, meta["name"])
+            if self._abandon(body, reason):
+                self._show(namespace, body["metadata"]["name"])
                 count += 1
         return count
 
@@ -337,7 +369,8 @@ class ApprovalService:
         payload: dict[str, JsonValue] = {"execution": execution, "outcome": message[:4096]}
         # No Event: the status says Executed, when, which execution and its outcome, and the
         # plan's end is told on its Mind (at most four Events per approved plan).
-        self._record(body, EXECUTED, payload)
+        with self._lifecycle(body) as told:
+            self._record(body, EXECUTED, payload, told)
         self._show(namespace, name)
 
     def not_executed(self, namespace: str, name: str, reason: str) -> None:
@@ -347,9 +380,14 @@ class ApprovalService:
             body = self._resources.get(APPROVAL, namespace, name)
         except NotFound:
             return
-        if self._record(body, NOT_EXECUTED, {"reason": reason[:4096]}):
-            self._events.post(body, type_="Warning", reason="NotExecuted", message=reason)
+        with self._lifecycle(body) as told:
+            self._record(body, NOT_EXECUTED, {"reason": reason[:4096]}, told)
         self._show(namespace, name)
+
+
+def _mind(body: dict[str, Any]) -> str:
+    """The Mind whose journal an Approval's facts are part of ("-": an operator's plan)."""
+    return str((body.get("spec") or {}).get("mind") or "-")
 
 
 def _waited(meta: Mapping[str, Any], now: datetime) -> float | None:

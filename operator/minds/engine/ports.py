@@ -81,6 +81,16 @@ class Journal(Protocol):
         ...
 
 
+class JournalLock(Protocol):
+    def hold_journal(self, namespace: str, mind: str) -> None:
+        """Inside a transaction: wait until no other transaction appends to this mind's
+        journal, and keep every other from appending to it until this one ends. What the
+        transaction reads of the journal after is what the next writer will read: a decision
+        read, made and written under it is never made twice on different histories. Raises
+        RuntimeError outside a transaction (a lock that ended at once would hold nothing)."""
+        ...
+
+
 class History(Protocol):
     """The journal's rows, read back (newest last)."""
 

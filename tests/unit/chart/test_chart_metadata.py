@@ -37,7 +37,7 @@ def test_the_runbooks_default_to_the_charts_home() -> None:
 
 def test_the_crds_annotation_lists_the_crds_the_chart_ships(helm: Helm) -> None:
     listed = _shown(helm)["annotations"]["minds.dev/crds"].split(", ")
-    assert listed == sorted(p.stem for p in (CHART / "crds").glob("*.yaml"))
+    assert listed == sorted(p.stem for p in (CHART / "templates" / "crds").glob("*.yaml"))
 
 
 def test_the_optional_apis_are_the_ones_the_chart_checks_for() -> None:

@@ -352,13 +352,6 @@ def test_monitoring_objects_only_when_asked_and_their_crds_exist(helm: Helm) -> 
                          check=False).returncode != 0  # fmt: skip
 
 
-def test_the_chart_ships_the_generated_crds() -> None:
-    from minds.adapters.kube.crds import rendered_files
-
-    committed = {p.name: p.read_text() for p in (CHART / "crds").glob("*.yaml")}
-    assert committed == rendered_files(), "run `minds crds generate` and commit the result"
-
-
 @pytest.mark.parametrize(
     ("values", "field"),
     [

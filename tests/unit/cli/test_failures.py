@@ -12,6 +12,8 @@ from kubernetes.config import ConfigException
 
 from minds.adapters.kube.people import DecisionRefused
 from minds.cli import failures
+from minds.cli.kube import NoKubeconfig
+from minds.cli.version_cmd import ControllerVersionError
 from minds.domain.errors import NotFound, Refused
 
 
@@ -36,6 +38,8 @@ CASES = [
     (api_error(422, "spec.note: too long"), 1, "refused: spec.note: too long"),
     (api_error(503, "etcd is down"), 2, "the API server failed: etcd is down"),
     (ConfigException("no configuration"), 2, "no cluster to talk to: no configuration"),
+    (NoKubeconfig("no kubeconfig: ..."), 2, "no cluster to talk to: no kubeconfig: ..."),
+    (ControllerVersionError("no metrics Service"), 1, "no metrics Service"),
     (unreachable(), 2, "cannot reach the API server at https://127.0.0.1:9: Connection refused"),
     (
         sqlalchemy.exc.OperationalError("connect", {}, OSError("refused\nmore")),

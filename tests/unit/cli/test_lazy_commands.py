@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import typer
 from typer.testing import CliRunner
 
 from minds.cli.main import COMMANDS, build, selected
+from tests.unit.cli.program import imported_by
 
 
 def test_the_command_line_names_the_one_command_registered() -> None:
@@ -38,15 +36,5 @@ def test_help_lists_every_command() -> None:
 
 
 def test_approving_does_not_import_the_ledger_or_the_controller() -> None:
-    probe = (
-        "import sys\n"
-        "sys.argv = ['minds', 'approve', '--help']\n"
-        "from minds.cli import main\n"
-        "try:\n    main.main()\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in ('minds.adapters.ledger', 'minds.controller.handlers', 'kopf')"
-        " if m in sys.modules))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.strip().splitlines()[-1] == "[]"
+    _, modules = imported_by("approve", "--help")
+    assert not {"minds.adapters.ledger", "minds.controller.handlers", "kopf"} & modules

@@ -137,6 +137,15 @@ def test_json_output_is_the_validation_result() -> None:
     assert invalid["errors"][0]["steps"] == ["P1", "V1"]
 
 
+def test_yaml_output_is_the_same_result() -> None:
+    for plan_file, code in ((EXAMPLE, 0), (INVALID, 1)):
+        as_json = run("validate", "-o", "json", str(plan_file))
+        as_yaml = run("validate", "-o", "yaml", str(plan_file))
+        assert (as_json.exit_code, as_yaml.exit_code) == (code, code)
+        assert yaml.safe_load(as_yaml.stdout) == json.loads(as_json.stdout)
+        assert not as_yaml.stdout.lstrip().startswith("{")
+
+
 @pytest.mark.parametrize(
     ("content", "said"),
     [
@@ -268,10 +277,11 @@ def test_prices_the_registry_refuses_exit_2_naming_the_key(
 # --- show (without a cluster) --------------------------------------------------------------
 
 
-def test_show_refuses_dot_and_json_together() -> None:
-    result = run("show", "p", "--dot", "-o", "json")
+@pytest.mark.parametrize("output", ["json", "yaml"])
+def test_show_refuses_dot_and_data_together(output: str) -> None:
+    result = run("show", "p", "--dot", "-o", output)
     assert result.exit_code == 2
-    assert "choose one" in result.stderr
+    assert f"choose one of --dot and -o {output}" in result.stderr
 
 
 def test_show_says_when_the_cluster_cannot_be_reached(tmp_path: Path) -> None:

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from minds.adapters.kube.crds import render_crd
 from minds.domain.resources.descriptions import DESCRIPTIONS
 from minds.domain.resources.kinds import KINDS, Kind
-
-REPO = Path(__file__).resolve().parents[3]
-
+from tests.fixtures.helm import Helm
 
 #: ObjectMeta: the API server describes it, and refuses a CRD that says anything of it.
 SERVERS_OWN = {"metadata"}
@@ -46,11 +42,10 @@ def test_every_generated_field_is_described(kind: Kind) -> None:
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.kind)
-def test_every_committed_field_is_described(kind: Kind) -> None:
-    """What a cluster gets: the chart's copy (``minds crds generate`` writes both)."""
-    committed = yaml.safe_load(
-        (REPO / "charts/minds-operator/crds" / f"{kind.crd_name}.yaml").read_text()
-    )
+def test_every_committed_field_is_described(kind: Kind, helm: Helm) -> None:
+    """What a cluster gets: the chart's copy as helm renders it (``minds crds generate`` writes
+    both copies)."""
+    committed = helm.crds()[kind.crd_name]
     assert list(undescribed(schema(committed), kind.singular)) == []
 
 

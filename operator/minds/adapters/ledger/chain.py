@@ -66,6 +66,16 @@ CHAINED_TABLES = (
 )
 
 
+def journal_lock_sql(table: ChainedTable) -> str:
+    """The transaction lock every append to ``table`` takes for one mind (the sealing trigger
+    below takes it too): named by the table and ``:namespace``/``:mind``. Taken before reading,
+    it makes a read-decide-append sequence the only writer of that mind's chain until commit."""
+    return (
+        f"SELECT pg_advisory_xact_lock(hashtext('{table.name}'), "
+        "hashtext(CAST(:namespace AS text) || '/' || CAST(:mind AS text)))"
+    )
+
+
 def _content_sql(row: str) -> str:
     return (
         "convert_to(coalesce((SELECT jsonb_object_agg(c.key, c.value)::text "  # noqa: S608

@@ -28,6 +28,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from minds.adapters.ledger import observer as observing
+from minds.adapters.ledger.chain import CHAINED_TABLES, journal_lock_sql
 from minds.adapters.ledger.db import make_engine, redact_url
 from minds.adapters.ledger.migrate import (
     SchemaStatus,
@@ -80,6 +81,10 @@ _FINISH = (
     .on_conflict_do_nothing(index_elements=[_OUTCOMES.c.execution_id])
     .returning(_OUTCOMES.c.id)
 )
+
+
+#: The journal lock of the events table, where every approval's lifecycle is recorded.
+_JOURNAL_LOCK = journal_lock_sql(next(t for t in CHAINED_TABLES if t.name == "events"))
 
 
 class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
@@ -154,6 +159,14 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
         self._observer.committed(
             observing.appended(session), time.perf_counter() - started, observing.wrote(session)
         )
+
+    def hold_journal(self, namespace: str, mind: str) -> None:
+        """Take, for this transaction, the lock each append to the mind's journal takes (see
+        ``chain.journal_lock_sql``): it is held until the transaction ends."""
+        session: Session | None = getattr(self._current, "session", None)
+        if session is None:
+            raise RuntimeError("hold_journal outside a transaction holds nothing")
+        session.execute(text(_JOURNAL_LOCK), {"namespace": namespace, "mind": mind})
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
