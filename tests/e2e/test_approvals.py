@@ -321,10 +321,11 @@ def test_an_approved_restart_writes_the_approvals_status_at_most_twice(
 
 
 def test_an_approved_restart_is_told_in_four_events(cluster: Cluster, namespace: str) -> None:
-    """The story of a Mind's approved restart, each part told once: the plan made and the
-    approval asked (on the Mind), the person's decision (on the Approval), the plan's end (on
-    the Mind). The Plan does not repeat the asking, and the Approval's request and execution
-    are in its status, which `kubectl describe` shows."""
+    """The story of a Mind's approved restart, each part told once: the plan valid (on the
+    Plan), the approval asked (on the Mind), the person's decision (on the Approval), the
+    plan's end (on the Plan: `kubectl describe plan` tells its own story). The Plan does not
+    repeat the asking, and the Approval's request and execution are in its status and its
+    conditions, which `kubectl describe` and `kubectl wait` read."""
     setup_mind(cluster, namespace)
     name = asked(cluster, namespace)
     assert decide(cluster, namespace, name, "Approved", "approver").returncode == 0
@@ -345,14 +346,19 @@ def test_an_approved_restart_is_told_in_four_events(cluster: Cluster, namespace:
         )
 
     # Events are posted in order by one thread: once the plan's end is told, all before it are.
-    story = eventually(
-        lambda: (t := told()) and ("Mind", "PlanCompleted") in t and t, what="PlanCompleted"
-    )
+    story = eventually(lambda: (t := told()) and ("Plan", "Completed") in t and t, what="Completed")
     assert story == [
         ("Approval", "Approved"),
         ("Mind", "ApprovalRequested"),
-        ("Mind", "PlanCompleted"),
-        ("Mind", "Planned"),
+        ("Plan", "Completed"),
+        ("Plan", "Validated"),
     ]
     described = cluster.kubectl("describe", "approval", name, "-n", namespace).stdout
     assert "Executed" in described
+    # Its conditions, from the ledger: a person decided, and the action ran.
+    for condition in ("Decided", "Executed"):
+        waited = cluster.kubectl(
+            "wait", f"--for=condition={condition}", f"approval/{name}", "-n", namespace,
+            "--timeout=30s",
+        )  # fmt: skip
+        assert "condition met" in waited.stdout

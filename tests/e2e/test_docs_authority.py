@@ -50,6 +50,8 @@ def test_every_documented_command_works(
         "kubectl describe approval": ("<approval>", first),
         "kubectl get approval ": ("<approval>", first),
         "kubectl patch approval": ("<approval>", first),
+        # After it was approved above: its action runs, and the wait returns.
+        "kubectl wait --for=condition=Executed": ("<approval>", first),
         "kubectl minds deny": ("<approval>", second),
         "kubectl minds approve": ("<approval>", third),
         "kubectl get plan": ("<plan>", PLAN),
@@ -84,6 +86,8 @@ def test_every_documented_command_works(
         assert "approver" in outputs["kubectl auth whoami"]
         assert first in outputs["kubectl get approvals -l minds.dev/mind=atlas-keeper"]
         assert "restart atlas-worker" in outputs["kubectl describe approval <approval>"]
+        waited = "kubectl wait --for=condition=Executed approval/<approval> --timeout=600s"
+        assert "condition met" in outputs[waited]
         named = json.loads(outputs["kubectl get mind atlas-keeper -o jsonpath='{.spec.approvers}'"])
         assert named["users"] == ["alice"]
         copied = outputs["kubectl get approval <approval> -o jsonpath='{.spec.approvers}'"]

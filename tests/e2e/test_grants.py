@@ -96,6 +96,14 @@ def test_fifty_concurrent_invocations_against_a_cap_of_twenty(
         what="grant exhausted",
     )
     assert status["operationsUsed"] == 20
+    # Its conditions say so, for kubectl wait: exhausted, no longer active.
+    shown = {c["type"]: c["status"] for c in status["conditions"]}
+    assert shown == {"Active": "False", "Exhausted": "True", "Expired": "False"}
+    waited = cluster.kubectl(
+        "wait", "--for=condition=Exhausted", "capabilitygrant/ps-for-a-while", "-n", namespace,
+        "--timeout=30s",
+    )  # fmt: skip
+    assert "condition met" in waited.stdout
 
 
 @pytest.mark.parametrize(

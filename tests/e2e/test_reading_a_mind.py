@@ -44,6 +44,7 @@ DOC_COMMANDS = (
     "kubectl explain mind.spec.caution",
     "kubectl minds why plan/<plan>",
     "kubectl minds timeline <mind>",
+    "kubectl wait --for=condition=Ready mind/<mind> --timeout=120s",
 )
 
 
@@ -124,8 +125,8 @@ def test_a_restart_that_did_not_heal_tells_its_story(
     header, row = cluster.kubectl("get", "minds", "-n", namespace).stdout.splitlines()[:2]
     assert row[header.index("ATTENTION") :].split()[0] == "Escalated"
 
-    # The Mind's Events: what it did, once each, not every check or cycle.
-    told = {"Planned", "PlanFailed", "Replanned", "Escalated", "PlanCompleted"}
+    # The Mind's Events: what needs a person, once each, not every check or cycle.
+    told = {"PlanFailed", "Replanned", "Escalated"}
 
     def on_the_mind() -> list[dict[str, Any]] | None:
         events = [
@@ -138,8 +139,27 @@ def test_a_restart_that_did_not_heal_tells_its_story(
     events = eventually(on_the_mind, timeout=60, what=f"the Mind's Events include {told}")
     reasons = [e["reason"] for e in events]
     assert reasons.count("PlanFailed") == 1
-    assert reasons.count("Planned") == 2  # the first revision and its replacement
     assert len(events) <= 10, reasons
+
+    # Each revision tells its own life on itself: valid, then failed (the first) or not yet.
+    def on_plan(plan: str) -> list[str]:
+        return [
+            e["reason"]
+            for e in our_events(cluster, namespace)
+            if e["involvedObject"]["kind"] == "Plan" and e["involvedObject"]["name"] == plan
+        ]
+
+    # Its conclusion, which tells it, follows the phase by a tick.
+    told_second = eventually(
+        lambda: (r := on_plan(second)) and "Completed" in r and r, what="Completed on the Plan"
+    )
+    assert told_second.count("Validated") == told_second.count("Completed") == 1, told_second
+    told_first = on_plan(first)
+    assert told_first.count("Validated") == 1, told_first
+    assert "Completed" not in told_first
+    described_plan = cluster.kubectl("describe", "plan", first, "-n", namespace).stdout
+    assert "Validated" in described_plan
+    assert "Failed" in described_plan
     described = cluster.kubectl("describe", "mind", "keeper", "-n", namespace).stdout
     assert "PlanFailed" in described
     assert f"plan {first} failed" in described
@@ -170,6 +190,7 @@ def test_a_restart_that_did_not_heal_tells_its_story(
     env = {"KUBECONFIG": str(kubeconfig), "MINDS_DATABASE_URL": e2e_database_url}
     out = run_documented(list(DOC_COMMANDS), {"<mind>": "keeper", "<plan>": second}, env, REPO)
     assert "Escalated" in out["kubectl get minds"]
+    assert "condition met" in out[DOC_COMMANDS[-1]]
     assert "NeedsAttention" in out["kubectl describe mind <mind>"]
     assert "PlanFailed" in out[DOC_COMMANDS[2]]
     assert "caution" in out["kubectl explain mind.spec.caution"]

@@ -94,8 +94,13 @@ class FakeLedger:
         #: Targets whose lock is held (a test may hold one, as another controller would).
         self.held_targets: set[tuple[str, str]] = set()
         self.fail_next_append = False
+        #: The database gone (a test's outage): ``answers`` says so.
+        self.down = False
         self._depth = 0
         self._committed: list[Callable[[], None]] = []
+
+    def answers(self) -> bool:
+        return not self.down
 
     # -- journal ---------------------------------------------------------------------------
 

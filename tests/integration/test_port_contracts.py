@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy.exc import StatementError
 
+from minds.adapters.ledger import Ledger
 from minds.devenv.install import CONTROLLER_ACCOUNT, CONTROLLER_NAMESPACE
 from minds.domain.beliefs import (
     BELIEF_EVIDENCE_ADDED,
@@ -591,10 +592,15 @@ def test_what_tells_of_a_transaction_runs_after_its_commit_and_never_after_a_rol
         ledger.after_commit(lambda: seen.append("committed"))
         assert seen == ["outside"]  # not before the row is there for others to read
     assert seen == ["outside", "committed"]
-    with pytest.raises(RuntimeError), ledger.transaction():
-        ledger.append_event(_row(uid, "undone"))
-        ledger.after_commit(lambda: seen.append("rolled back"))
-        raise RuntimeError("fails")
+
+    def fails() -> None:
+        with ledger.transaction():
+            ledger.append_event(_row(uid, "undone"))
+            ledger.after_commit(lambda: seen.append("rolled back"))
+            raise RuntimeError("fails")
+
+    with pytest.raises(RuntimeError):
+        fails()
     assert seen == ["outside", "committed"]
     assert ledger.event(_row(uid, "undone").idempotency_key) is None
 
@@ -1087,3 +1093,17 @@ def test_the_types_told_are_the_journals_in_the_order_appended(ledger: Any) -> N
     assert types(uid) == ["plan_step_started", "plan_step_completed"]
     assert types() == ["plan_step_started", "plan_started", "plan_step_completed"]
     assert types(str(uuid.uuid4())) == []
+
+
+def test_a_ledger_that_answers_says_so(ledger: Any) -> None:
+    assert ledger.answers() is True
+
+
+@pytest.mark.integration
+def test_a_ledger_whose_database_is_gone_says_so_without_raising() -> None:
+    """A Mind's health asks it while the database is away: an answer, never an error."""
+    with Ledger.from_url("postgresql://minds@127.0.0.1:1/minds") as gone:
+        assert gone.answers() is False
+    fake = FakeLedger()
+    fake.down = True
+    assert fake.answers() is False

@@ -373,6 +373,7 @@ def test_the_install_docs_commands_run_as_written_on_the_real_node(
     ]
     assert [c.split()[1] for c in commands if c.startswith("helm ")] == [
         "install",
+        "test",
         "upgrade",
         "uninstall",
     ]
@@ -390,5 +391,8 @@ def test_the_install_docs_commands_run_as_written_on_the_real_node(
     # The hook Job migrated the empty database from its Pod, as the owner, before anything ran.
     with Ledger.from_url(database.app_url) as ledger:
         ledger.events(namespace=team)  # a schema to read from, with the controller's role
+    # helm test: the check Pod found the controller and its ledger answering.
+    tested = next(c for c in commands if c.startswith("helm test"))
+    assert "Succeeded" in outputs[tested], outputs[tested]
     assert "minds.minds.dev" in outputs[commands[-1]]  # uninstalled: the CRDs stay
     assert release.controller_pods() == []

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from minds.domain.ledger import EventRecord, SubjectRef
-from minds.domain.story import CAMEL_CASE, MIND_STORY, Reason, is_reason, told
+from minds.domain.story import CAMEL_CASE, STORY, Reason, Teller, is_reason, told
 from tests.fakes.resources import FakeEvents
 
 NOW = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
@@ -45,7 +45,7 @@ def test_the_fake_event_port_refuses_a_reason_outside_the_table() -> None:
 
 
 def test_every_row_the_mind_tells_has_a_reason_and_a_short_message() -> None:
-    for type_ in MIND_STORY:
+    for type_ in STORY:
         story = told(row(type_, step="P1", reason="why", note="look", to="heal-r2"))
         assert story is not None
         assert is_reason(story.reason)
@@ -80,4 +80,9 @@ def test_the_story_names_what_happened() -> None:
     assert replanned.message == "plan heal-r1 replanned as heal-r2"
     planned = told(row("plan_validated", origin="mind", strategy="direct"))
     assert planned is not None
-    assert planned.message == "its plan heal-r1 (direct) is valid and will run"
+    assert planned.message == "the mind's plan (direct) is valid and will run"
+    assert planned.on is Teller.SUBJECT  # told on the Plan: kubectl describe plan
+    completed = told(row("plan_completed", progress="2/2"))
+    assert completed is not None
+    assert (completed.reason, completed.message) == (Reason.COMPLETED, "completed (2/2 steps)")
+    assert completed.on is Teller.SUBJECT

@@ -13,6 +13,7 @@ from typing import Any
 
 import kopf
 
+from minds.domain.mind_rules import spec_accepted
 from minds.domain.resources.kinds import APPROVAL, CAPABILITY_GRANT, MIND, PLAN, Kind
 from minds.domain.workqueue import Work
 
@@ -20,10 +21,10 @@ from minds.domain.workqueue import Work
 WATCHED: tuple[Kind, ...] = (MIND, PLAN, APPROVAL, CAPABILITY_GRANT)
 
 
-def ready_mind(body: Mapping[str, Any]) -> bool:
-    conditions = (body.get("status") or {}).get("conditions") or []
-    ready = [c for c in conditions if c.get("type") == "Ready"]
-    return bool(ready) and ready[0].get("status") == "True"
+def accepted_mind(body: Mapping[str, Any]) -> bool:
+    """A Mind whose spec was accepted has a cycle and a health check, Ready or not: a Mind not
+    Ready for want of a ledger or a cycle is made Ready again by them."""
+    return spec_accepted((body.get("status") or {}).get("conditions") or [])
 
 
 def _wake_plan(memo: kopf.Memo, body: Mapping[str, Any]) -> None:
@@ -59,10 +60,11 @@ def _register(kind: Kind) -> None:
             # Even when it is no news to the store: a body a 409 re-read put there first is
             # still news to the goals.
             memo.goals.mind(body)
-            if ready_mind(body):
-                # A Ready Mind has a cycle; one that has keeps to its schedule.
+            if accepted_mind(body):
+                # An accepted Mind has a cycle and a health check; each keeps to its schedule.
                 meta = body["metadata"]
                 memo.queue.ensure(Work.CYCLE, meta["namespace"], meta["name"])
+                memo.queue.ensure(Work.HEALTH, meta["namespace"], meta["name"])
         react = ON_NEWS.get(kind.plural)
         if news and react is not None:
             react(memo, body)

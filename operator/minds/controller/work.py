@@ -18,7 +18,7 @@ from typing import Protocol
 
 from minds.controller.plan_ticks import PlanTicks
 from minds.controller.queue import Job, Queue
-from minds.controller.watch import ready_mind
+from minds.controller.watch import accepted_mind
 from minds.controller.wiring import Wiring, utc_now
 from minds.domain.errors import Refused
 from minds.domain.execution.machine import OPEN_PLAN
@@ -98,13 +98,24 @@ class Plans:
 
 def _cycle(wiring: Wiring, namespace: str, name: str) -> timedelta | None:
     body = wiring.store.get(MIND.plural, namespace, name)
-    if body is None or not ready_mind(body):
-        return None  # gone, or not Ready: it gets a schedule again when it is
+    if body is None or not accepted_mind(body):
+        return None  # gone, or its spec refused: it gets a schedule again when it is accepted
     try:
         wiring.cycle.run(namespace, name)
     except Refused as exc:  # its namespace is being deleted, say: the next interval looks again
         log.warning("cycle of %s/%s: %s", namespace, name, exc)
     return timedelta(seconds=float((body.get("spec") or {}).get("cycleIntervalSeconds") or 60))
+
+
+def _health(wiring: Wiring, queue: Adds, namespace: str, name: str) -> timedelta | None:
+    checked = wiring.minds.check(namespace, name)
+    if checked is None:
+        return None  # gone, or its spec refused: it gets a schedule again when it is accepted
+    if checked.recovered:
+        # The cycle failed while the ledger was away and waits out its backoff: it is what
+        # makes the Mind Ready again, so it runs now.
+        queue.wake(Work.CYCLE, namespace, name)
+    return checked.again
 
 
 class Generations:
@@ -217,6 +228,7 @@ def jobs(wiring: Wiring, queue: Adds, plans: Plans) -> dict[Work, Job]:
     event started was dropped until the next event, a plan's tick looked again 10 s later."""
     return {
         Work.CYCLE: Job(partial(_cycle, wiring), MIND.kind, gone_ends=False),
+        Work.HEALTH: Job(partial(_health, wiring, queue), MIND.kind, gone_ends=False),
         Work.MIND: Job(partial(_mind, wiring, queue, plans, Generations()), MIND.kind),
         Work.REVIEW: Job(partial(_review, wiring), MIND.kind),
         Work.ADMISSION: Job(partial(_admission, wiring, plans), PLAN.kind),

@@ -32,6 +32,7 @@ from minds.domain.resources.approval import (
     Approvers,
     Decision,
 )
+from minds.domain.resources.common import Condition, ConditionStatus
 
 #: How long a request waits for a person unless the caller says otherwise.
 DEFAULT_TTL = timedelta(hours=24)
@@ -143,6 +144,8 @@ class Recorded:
     execution: str | None = None
     message: str | None = None
     types: frozenset[str] = frozenset()
+    #: The first row of all: the request, usually.
+    first_at: datetime | None = None
 
 
 def _text(event: EventRecord) -> str | None:
@@ -179,6 +182,7 @@ def recorded(events: Iterable[EventRecord]) -> Recorded:
         # The latest word on the phase: a late decision after the expiry says what to do.
         message=_text(defining[-1]) if defining else None,
         types=frozenset(first),
+        first_at=min((e.occurred_at for e in first.values()), default=None),
     )
 
 
@@ -192,7 +196,58 @@ def status_of(recorded: Recorded, observed_generation: int | None = None) -> App
         execution=recorded.execution,
         message=recorded.message,
         observed_generation=observed_generation,
+        conditions=conditions_of(recorded, observed_generation),
     )
+
+
+DECIDED, EXECUTED_CONDITION = "Decided", "Executed"
+
+#: Why an Approval has not run (yet), by phase: the reason of its ``Executed`` condition.
+_NOT_EXECUTED: Mapping[ApprovalPhase, str] = {
+    ApprovalPhase.PENDING: "AwaitingDecision",
+    ApprovalPhase.APPROVED: "AwaitingExecution",
+    ApprovalPhase.DENIED: "Denied",
+    ApprovalPhase.EXPIRED: "Expired",
+    ApprovalPhase.WITHDRAWN: "Withdrawn",
+}
+
+
+def conditions_of(recorded: Recorded, generation: int | None = None) -> list[Condition]:
+    """``Decided`` and ``Executed``, from the ledger as the phase is, with the ledger's times:
+    a person's decision counts once the controller recorded it (a decision refused, late or
+    withdrawn before anyone decided is none), and execution once the action ran. Nothing is
+    said before the ledger holds a row of the Approval."""
+    if recorded.first_at is None:
+        return []
+    phase, message = recorded.phase, recorded.message or recorded.phase.value
+    # False since the request: an expiry or a withdrawal leaves it False, so no transition.
+    since = recorded.first_at
+    if recorded.decided_at is not None:
+        denied = DENIED in recorded.types
+        decided = Condition(
+            type=DECIDED, status=ConditionStatus.TRUE, reason="Denied" if denied else "Approved",
+            message=message, last_transition_time=recorded.decided_at,
+            observed_generation=generation,
+        )  # fmt: skip
+    else:
+        undecided = "Pending" if phase is ApprovalPhase.PENDING else phase.value
+        decided = Condition(
+            type=DECIDED, status=ConditionStatus.FALSE, reason=undecided, message=message,
+            last_transition_time=since, observed_generation=generation,
+        )  # fmt: skip
+    if recorded.executed_at is not None:
+        executed = Condition(
+            type=EXECUTED_CONDITION, status=ConditionStatus.TRUE, reason="Executed",
+            message=message, last_transition_time=recorded.executed_at,
+            observed_generation=generation,
+        )  # fmt: skip
+    else:
+        executed = Condition(
+            type=EXECUTED_CONDITION, status=ConditionStatus.FALSE,
+            reason=_NOT_EXECUTED.get(phase, phase.value), message=message,
+            last_transition_time=recorded.first_at, observed_generation=generation,
+        )  # fmt: skip
+    return [decided, executed]
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,13 @@
 """What ``kubectl describe`` tells: the reasons of our Kubernetes Events, and which ledger rows
-become an Event on the Mind.
+become an Event on the Mind or on the Plan they are about.
 
 Kubernetes reasons are CamelCase words (``BackOff``, ``Scheduled``); every reason the controller
 posts is a member of ``Reason``, so the style is kept in one place and a test can hold it.
 
-The ledger is the record; the Mind's Events are its short story for a person: the plans it
-made, how they ended, what it escalated and what waits for someone. Not every check or cycle:
-a person reading ``kubectl describe mind`` should see at a glance what the mind did.
+The ledger is the record; the Events are its short story for a person. A Plan's tell its own
+life (valid, completed, failed); the Mind's tell what needs a person: failed plans, what it
+escalated and what waits for someone. Not every check or cycle: a person reading ``kubectl
+describe`` should see at a glance what happened.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ class Reason(StrEnum):
     DELETED = "Deleted"
     INVALID_SPEC = "InvalidSpec"
     PROMISE_KEPT = "PromiseKept"
-    PLANNED = "Planned"
-    PLAN_COMPLETED = "PlanCompleted"
     PLAN_FAILED = "PlanFailed"
     APPROVAL_REQUESTED = "ApprovalRequested"
-    # Plan (a valid or completed plan is told on its Mind: Planned, PlanCompleted)
+    # Plan
+    VALIDATED = "Validated"
+    COMPLETED = "Completed"
     INVALID_PLAN = "InvalidPlan"
     FAILED = "Failed"
     REPLANNED = "Replanned"
@@ -73,13 +74,21 @@ def is_reason(text: str) -> bool:
     return text in Reason.__members__.values() and CAMEL_CASE.fullmatch(text) is not None
 
 
+class Teller(StrEnum):
+    """Whose Events tell a row: the Mind's, or the row's subject's (the Plan)."""
+
+    MIND = "Mind"
+    SUBJECT = "subject"
+
+
 @dataclass(frozen=True)
 class Told:
-    """An Event on the Mind, told of one ledger row."""
+    """An Event told of one ledger row, on the Mind or on the row's subject."""
 
     type_: str
     reason: Reason
     message: str
+    on: Teller = Teller.MIND
 
 
 def _payload(row: EventRecord, key: str) -> str:
@@ -87,15 +96,17 @@ def _payload(row: EventRecord, key: str) -> str:
     return f": {str(value)[:300]}" if value else ""
 
 
-def _planned(row: EventRecord) -> Told:
+def _validated(row: EventRecord) -> Told:
     strategy = row.payload.get("strategy")
-    by = "a person's" if row.payload.get("origin") == "operator" else "its"
-    message = f"{by} plan {row.subject.name} ({strategy}) is valid and will run"
-    return Told("Normal", Reason.PLANNED, message)
+    by = "a person's plan" if row.payload.get("origin") == "operator" else "the mind's plan"
+    message = f"{by} ({strategy}) is valid and will run"
+    return Told("Normal", Reason.VALIDATED, message, Teller.SUBJECT)
 
 
 def _completed(row: EventRecord) -> Told:
-    return Told("Normal", Reason.PLAN_COMPLETED, f"plan {row.subject.name} completed")
+    done = row.payload.get("progress")
+    said = f" ({done} steps)" if done else ""
+    return Told("Normal", Reason.COMPLETED, f"completed{said}", Teller.SUBJECT)
 
 
 def _failed(row: EventRecord) -> Told:
@@ -138,12 +149,15 @@ def _asked(row: EventRecord) -> Told:
     return Told("Normal", Reason.APPROVAL_REQUESTED, f"asked approval {row.subject.name}: {what}")
 
 
-#: Which ledger rows of a mind become an Event on the Mind, and what it says. A plan made
-#: (validated: a draft never runs), how plans end (a person's cancellation included),
-#: escalations, blocked steps, resumptions and approvals asked: what a person acts on. Checks,
-#: observations and cycles stay in the ledger.
-MIND_STORY: Final[Mapping[str, Callable[[EventRecord], Told]]] = {
-    "plan_validated": _planned,
+#: Which ledger rows of a mind become an Event, on whom, and what it says. A plan tells its own
+#: story (``kubectl describe plan``): that it is valid (a draft never runs) and that it
+#: completed; a plan that failed also has its own ``Failed`` Event. The Mind tells what a person
+#: acts on: failures, replans and cancellations, escalations, blocked steps, resumptions and
+#: approvals asked. Checks, observations and cycles stay in the ledger. A Mind's approved
+#: restart is so told in four Events: Validated and Completed on the Plan, ApprovalRequested on
+#: the Mind, Approved on the Approval.
+STORY: Final[Mapping[str, Callable[[EventRecord], Told]]] = {
+    "plan_validated": _validated,
     "plan_completed": _completed,
     "plan_failed": _failed,
     "plan_replanned": _replanned,
@@ -156,6 +170,6 @@ MIND_STORY: Final[Mapping[str, Callable[[EventRecord], Told]]] = {
 
 
 def told(row: EventRecord) -> Told | None:
-    """The Event on the Mind that ``row`` becomes, or None when it stays in the ledger."""
-    tell = MIND_STORY.get(row.type)
+    """The Event that ``row`` becomes, or None when it stays in the ledger."""
+    tell = STORY.get(row.type)
     return tell(row) if tell is not None else None

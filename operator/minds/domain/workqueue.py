@@ -33,6 +33,7 @@ class Work(StrEnum):
     """What the controller does, one kind of key each; the ``work`` label of its metrics."""
 
     CYCLE = "cycle"
+    HEALTH = "health"
     MIND = "mind"
     REVIEW = "review"
     ADMISSION = "admission"

@@ -62,7 +62,7 @@ from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 from minds.domain.resources.mind import MindSpec
 from minds.engine.asking import LABEL_PLAN_UID
 from minds.engine.conditional import write_status
-from minds.engine.mind_story import tell_mind
+from minds.engine.mind_story import tell_story
 from minds.engine.plan_authors import plan_author
 from minds.engine.ports import (
     Clock,
@@ -194,7 +194,7 @@ class ApprovalService:
         )
 
     def _tell(self, body: dict[str, Any], row: EventRecord, at: datetime) -> None:
-        tell_mind(self._events, self._resources, [row])
+        tell_story(self._events, self._resources, [row])
         told = _TOLD.get(row.type)
         if told is not None:
             message = str(row.payload.get("message") or row.payload.get("reason") or "")

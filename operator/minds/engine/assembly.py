@@ -19,6 +19,7 @@ from minds.domain.capabilities.registry import CapabilityRegistry
 from minds.engine.approval_service import ApprovalLedger, ApprovalService
 from minds.engine.asking import AskingService
 from minds.engine.capability_service import CapabilityService, DriverPort, ExecutionLedger
+from minds.engine.conditioned import Conditioned
 from minds.engine.cycle import CycleLedger, MindCycle
 from minds.engine.executor import Executor
 from minds.engine.grant_service import GrantService
@@ -93,7 +94,8 @@ class Engine:
 def assemble(ports: EnginePorts) -> Engine:
     """Build every service over ``ports``, each linked to the others it works through."""
     resources, ledger, events, clock, registry = (
-        ports.resources,
+        # Every status the engine writes carries the conditions its phase means.
+        Conditioned(ports.resources, ports.clock),
         ports.ledger,
         ports.events,
         ports.clock,

@@ -29,6 +29,7 @@ from minds.domain.intentions import (
     intention_id,
 )
 from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
+from minds.domain.mind_rules import health_conditions
 from minds.domain.planning.model import Plan
 from minds.domain.resources.approval import Explanation
 from minds.domain.resources.common import set_condition
@@ -70,6 +71,7 @@ from minds.engine.conditional import write_status
 from minds.engine.correction_service import CorrectionService
 from minds.engine.decisions import record_decisions
 from minds.engine.invocations import Invocation, Origin, OutcomeKind
+from minds.engine.mind_health import vitals_of
 from minds.engine.planning_service import PlanningService
 from minds.engine.ports import (
     Beliefs,
@@ -519,13 +521,22 @@ class MindCycle:
 
         def compute(current: dict[str, Any]) -> tuple[dict[str, Any] | None, None]:
             status = MindStatus.model_validate(current.get("status") or {})
+            generation = int(current["metadata"].get("generation", 1))
+            # A cycle that completed is the best news of the Mind's health (the ledger answered
+            # all through it): Ready rides in the cycle's own write, never one of its own.
+            conditions = health_conditions(
+                set_condition(status.conditions, needs),
+                vitals_of(current, True, now),
+                generation,
+                now,
+            )
             after = status.model_copy(
                 update={
                     "open_wants": wants,
                     "open_intentions": intentions,
                     "open_plans": plans,
                     "pending_approvals": approvals,
-                    "conditions": set_condition(status.conditions, needs),
+                    "conditions": conditions,
                     "last_cycle_at": now,
                     "last_cycle": report.summary[:1024],
                 }

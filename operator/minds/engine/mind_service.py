@@ -8,20 +8,29 @@ so a replayed call (a controller restart, a kopf retry, two controllers) writes 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import ValidationError
 
 from minds.domain.ledger import EventRecord, EventType, MindRecord, SubjectRef, idempotency_key
-from minds.domain.mind_rules import READY, SpecProblem, check_spec, ready_condition
+from minds.domain.mind_rules import (
+    READY,
+    ReadyReason,
+    SpecProblem,
+    check_spec,
+    health_conditions,
+    ready_condition,
+    spec_accepted,
+)
 from minds.domain.resources.common import Condition, set_condition
 from minds.domain.resources.kinds import MIND
 from minds.domain.resources.mind import MindSpec, MindStatus
 from minds.domain.story import Reason
 from minds.domain.volition.promises import KeptPromise
 from minds.engine.conditional import write_status
-from minds.engine.ports import Clock, EventPort, LedgerPort, ResourcePort
+from minds.engine.mind_health import LedgerPulse, vitals_of
+from minds.engine.ports import Clock, EventPort, LedgerPort, NotFound, ResourcePort
 from minds.engine.promises import Promises
 
 
@@ -29,6 +38,20 @@ from minds.engine.promises import Promises
 class MindOutcome:
     ready: Condition
     recorded: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What a health check found: when to look again, and whether the ledger just came back
+    (the cycle, failing meanwhile, is then tried at once rather than at its backoff)."""
+
+    again: timedelta
+    recovered: bool
+
+
+#: A health check runs every cycle interval, and at least this often: a Mind that cycles once a
+#: day still turns not Ready soon after its ledger stops answering.
+MAX_CHECK = timedelta(seconds=30)
 
 
 def _subject(body: dict[str, Any]) -> SubjectRef:
@@ -70,6 +93,9 @@ class MindService:
         self._capabilities = capabilities
         self._model_endpoints = model_endpoints
         self._promises = promises
+        self._pulse = LedgerPulse(ledger, clock)
+        #: A controller that was down ran no cycle: the cycle's clock starts when it starts.
+        self._started_at = clock()
 
     def reconcile(self, namespace: str, name: str) -> MindOutcome:
         body = self._resources.get(MIND, namespace, name)
@@ -120,14 +146,16 @@ class MindService:
         def compute(current: dict[str, Any]) -> tuple[dict[str, Any] | None, Condition]:
             status = MindStatus.model_validate(current.get("status") or {})
             cur_gen = int(current["metadata"].get("generation", 1))
-            condition = ready_condition(spec, problems, cur_gen, now)
-            status = status.model_copy(
-                update={
-                    "conditions": set_condition(status.conditions, condition),
-                    "observed_generation": cur_gen,
-                }
+            verdict = set_condition(
+                status.conditions, ready_condition(spec, problems, cur_gen, now)
             )
-            return status.to_k8s(), condition
+            # The ledger just answered (the Mind was recorded): health rides in the same write.
+            vitals = vitals_of(current, True, self._started_at)
+            conditions = health_conditions(verdict, vitals, cur_gen, now)
+            status = status.model_copy(
+                update={"conditions": conditions, "observed_generation": cur_gen}
+            )
+            return status.to_k8s(), next(c for c in conditions if c.type == READY)
 
         if self._promises is not None:
             recorded += self._tell_promises(body, spec, now)
@@ -138,6 +166,33 @@ class MindService:
                 body, type_="Warning", reason=condition.reason, message=condition.message
             )
         return MindOutcome(ready=condition, recorded=recorded)
+
+    def check(self, namespace: str, name: str) -> Checked | None:
+        """Ready and Degraded brought in line with the ledger's answer and the cycle's clock,
+        written only when they change; None for a Mind that is gone or whose spec is refused
+        (its conditions say so already, and it has no cycle to watch)."""
+        now = self._clock()
+        answers = self._pulse.answers()
+
+        def compute(current: dict[str, Any]) -> tuple[dict[str, Any] | None, Checked | None]:
+            status = MindStatus.model_validate(current.get("status") or {})
+            if not spec_accepted([c.to_k8s() for c in status.conditions]):
+                return None, None
+            generation = int(current["metadata"].get("generation", 1))
+            vitals = vitals_of(current, answers, self._started_at)
+            conditions = health_conditions(status.conditions, vitals, generation, now)
+            before = _ready_of(current)
+            down = before is not None and before.reason == ReadyReason.LEDGER_UNAVAILABLE
+            checked = Checked(min(vitals.interval, MAX_CHECK), down and answers)
+            if conditions == status.conditions:
+                return None, checked
+            return status.model_copy(update={"conditions": conditions}).to_k8s(), checked
+
+        try:
+            _, checked = write_status(self._resources, MIND, namespace, name, compute)
+        except NotFound:
+            return None
+        return checked
 
     def forget(self, body: dict[str, Any]) -> bool:
         """Record the deletion; the caller releases the finalizer once this returns."""

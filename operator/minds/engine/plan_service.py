@@ -15,7 +15,7 @@ from minds.domain.resources.kinds import MIND, PLAN
 from minds.domain.resources.mind import MindSpec
 from minds.domain.resources.plan import PlanResourceStatus
 from minds.engine.conditional import write_status
-from minds.engine.mind_story import tell_mind
+from minds.engine.mind_story import tell_story
 from minds.engine.ports import Clock, EventPort, LedgerPort, ResourcePort
 
 
@@ -90,10 +90,9 @@ class PlanService:
         )
         if not inserted:
             return
-        # A valid plan is told once, on its Mind (what will act in the mind's name); the
-        # Plan's own status says it is valid, so an Event on it would repeat that at the cost
-        # of a request. A refusal is the Plan's to show: its author reads it there.
-        tell_mind(self._events, self._resources, [row])
+        # A valid plan says so once, on itself (``kubectl describe plan`` tells its own
+        # story); a refusal too, with its first error: its author reads it there.
+        tell_story(self._events, self._resources, [row])
         if not result.ok:
             first = result.errors[0]
             where = f" at {first.field}" if first.field else ""

@@ -60,6 +60,10 @@ class LedgerPort(Protocol):
         self, namespace: str, name: str, uid: str | None, at: datetime
     ) -> object: ...
 
+    def answers(self) -> bool:
+        """Whether the ledger's database answers now; never raises."""
+        ...
+
 
 class Journal(Protocol):
     """Append-only rows about what happened."""

@@ -20,12 +20,15 @@ from minds.domain.workqueue import Work
 from tests.unit.controller.test_plan_ticks import Queue
 
 
-def mind(ready: str, interval: int | None = 30, generation: int = 1) -> dict[str, Any]:
+def mind(
+    ready: str, interval: int | None = 30, generation: int = 1, reason: str | None = None
+) -> dict[str, Any]:
     spec = {"cycleIntervalSeconds": interval} if interval else {}
+    reason = reason or ("Accepted" if ready == "True" else "InvalidSpec")
     return {
         "metadata": {"namespace": "shop", "name": "keeper", "generation": generation},
         "spec": spec,
-        "status": {"conditions": [{"type": "Ready", "status": ready}]},
+        "status": {"conditions": [{"type": "Ready", "status": ready, "reason": reason}]},
     }
 
 
@@ -60,8 +63,33 @@ def test_a_ready_mind_cycles_and_looks_again_after_its_interval() -> None:
     assert cycle.run.calls == [("shop", "keeper")]
 
 
+@pytest.mark.parametrize("reason", ["LedgerUnavailable", "CycleStalled"])
+def test_a_mind_not_ready_for_its_ledger_or_its_cycle_still_cycles(reason: str) -> None:
+    """The cycle that completes is what makes it Ready again."""
+    cycle = SimpleNamespace(run=Calls())
+    run, _, store = table(cycle=cycle)
+    store.observe(MIND.plural, mind("False", reason=reason))
+    assert run[Work.CYCLE]("shop", "keeper") == timedelta(seconds=30)
+    assert cycle.run.calls == [("shop", "keeper")]
+
+
+def test_the_health_check_looks_again_when_it_says_and_wakes_the_cycle_when_the_ledger_is_back(
+) -> None:  # fmt: skip
+    answer = SimpleNamespace(again=timedelta(seconds=5), recovered=False)
+    minds = SimpleNamespace(check=Calls(answer))
+    run, queue, _ = table(minds=minds)
+    queue.held.add((Work.CYCLE, "shop", "keeper"))
+    assert run[Work.HEALTH]("shop", "keeper") == timedelta(seconds=5)
+    assert queue.added == []
+    answer.recovered = True
+    run[Work.HEALTH]("shop", "keeper")
+    assert queue.added == [(Work.CYCLE, "shop", "keeper")]
+    minds.check.answer = None  # gone, or its spec refused
+    assert run[Work.HEALTH]("shop", "keeper") is None
+
+
 @pytest.mark.parametrize("body", [None, mind("False")])
-def test_a_mind_gone_or_not_ready_has_no_cycle(body: dict[str, Any] | None) -> None:
+def test_a_mind_gone_or_not_accepted_has_no_cycle(body: dict[str, Any] | None) -> None:
     cycle = SimpleNamespace(run=Calls())
     run, _, store = table(cycle=cycle)
     if body is not None:

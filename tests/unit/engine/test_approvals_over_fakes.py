@@ -223,7 +223,8 @@ def test_an_approval_not_acted_on_in_time_is_shown_approved_then() -> None:
 
 def test_a_minds_approved_restart_is_told_once_on_each_object() -> None:
     """The asking is told on the Mind only (not again on the Plan or the Approval), the
-    decision on the Approval, and the execution by the Approval's status, not an Event."""
+    decision on the Approval, the execution by the Approval's status, not an Event, and the
+    plan's own life (valid, completed) on the Plan: four Events in all."""
     world, name = asking()
     decide(world, name)
     world.run(
@@ -233,8 +234,8 @@ def test_a_minds_approved_restart_is_told_once_on_each_object() -> None:
 
     assert phase(world, name) == "Executed"
     assert world.events.reasons(of=name) == ["Approved"]
-    assert world.events.reasons(of="heal") == []
-    assert world.events.reasons(of="keeper").count("ApprovalRequested") == 1
+    assert world.events.reasons(of="heal") == ["Validated", "Completed"]
+    assert world.events.reasons(of="keeper") == ["ApprovalRequested"]
 
 
 def test_an_approval_its_plan_waits_on_is_recorded_by_the_plan_with_its_action() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 from minds.domain.capabilities.registry import REGISTRY
 from minds.domain.resources.mind import MindSpec
 from minds.engine.assembly import Engine, EnginePorts, assemble
+from minds.engine.conditioned import Conditioned
 from tests.fakes.clock import FakeClock
 from tests.fakes.ledger import FakeLedger
 from tests.fakes.resources import FakeEvents, FakeResources
@@ -85,13 +86,17 @@ def test_every_service_is_handed_the_same_ports() -> None:
         engine.cycle,
         engine.retention,
     ]
-    assert all(s._resources is given.resources for s in services)
+    # One port over the given one, which derives the conditions of the statuses written.
+    resources = engine.minds._resources
+    assert isinstance(resources, Conditioned)
+    assert resources._inner is given.resources
+    assert all(s._resources is resources for s in services)
     assert all(s._clock is given.clock for s in services)
     assert all(s._ledger is given.ledger for s in services if s is not engine.planning)
     assert engine.capabilities._drivers is given.drivers
     deps = engine.executor._deps
     assert (deps.resources, deps.ledger, deps.events, deps.clock, deps.registry) == (
-        given.resources,
+        resources,
         given.ledger,
         given.events,
         given.clock,

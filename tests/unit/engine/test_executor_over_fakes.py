@@ -85,9 +85,10 @@ def test_events_tell_a_person_only_what_they_read() -> None:
     world.run(executor, "heal", until=lambda: world.steps("heal")["P1"] == "completed")
     executor.tick(NAMESPACE, "heal")  # concludes the completed plan
     reasons = world.events.reasons()
-    # The plan's life is told once, on its Mind; its own status already says it completed.
-    assert world.events.reasons(of="keeper") == ["Planned", "PlanCompleted"]
-    assert not {"Completed", "Validated"} & set(world.events.reasons(of="heal"))
+    # The plan's life is told once, on the Plan (kubectl describe plan); its Mind is told
+    # only what needs a person.
+    assert world.events.reasons(of="heal") == ["Validated", "Completed"]
+    assert world.events.reasons(of="keeper") == []
     assert not {"step_completed", "step_started", "step_skipped"} & set(reasons)
 
 

@@ -130,6 +130,15 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
     ) -> None:
         self.close()
 
+    def answers(self) -> bool:
+        """Whether the database answers a trivial query now (a Mind is not Ready otherwise)."""
+        try:
+            with self._engine.connect() as connection:
+                connection.execute(text("SELECT 1"))
+        except SQLAlchemyError:
+            return False
+        return True
+
     def observe(self, observer: LedgerObserver) -> None:
         """Tell ``observer`` about every transaction from now on."""
         self._observer = observer

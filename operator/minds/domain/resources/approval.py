@@ -16,7 +16,14 @@ from pydantic import Field
 
 from minds.domain.base import Model
 from minds.domain.free_form import FreeForm
-from minds.domain.resources.common import CAPABILITY_NAME, DNS_SUBDOMAIN, cel, cel_rules, immutable
+from minds.domain.resources.common import (
+    CAPABILITY_NAME,
+    DNS_SUBDOMAIN,
+    Condition,
+    cel,
+    cel_rules,
+    immutable,
+)
 
 Text = Annotated[str, Field(max_length=4096)]
 
@@ -183,3 +190,5 @@ class ApprovalStatus(Model):
     execution: str | None = Field(default=None, max_length=253)
     message: str | None = Field(default=None, max_length=4096)
     observed_generation: int | None = None
+    #: Decided and Executed, derived from the ledger with the phase (``status_of``).
+    conditions: list[Condition] = Field(default_factory=list, max_length=8)

@@ -122,7 +122,8 @@ DESCRIPTIONS: Final[Mapping[str, Mapping[str, str]]] = {
     },
     "MindStatus": {
         "observedGeneration": "The spec generation the controller last judged.",
-        "conditions": "Ready (the spec was accepted) and NeedsAttention (what waits for a "
+        "conditions": "Ready (the spec is accepted, the ledger answers and a cycle completed "
+        "within two intervals), Degraded (why not) and NeedsAttention (what waits for a "
         "person, named).",
         "openWants": "Active wants after the last cycle.",
         "openIntentions": "Intentions not yet fulfilled or abandoned.",
@@ -132,7 +133,7 @@ DESCRIPTIONS: Final[Mapping[str, Mapping[str, str]]] = {
         "lastCycle": "What the last cycle did, in one line.",
     },
     "Condition": {
-        "type": "The condition's type (Ready, NeedsAttention).",
+        "type": "The condition's type (Ready, Degraded, Complete...).",
         "status": "True, False or Unknown.",
         "reason": "A CamelCase word for why.",
         "message": "The reason in words.",
@@ -240,6 +241,8 @@ DESCRIPTIONS: Final[Mapping[str, Mapping[str, str]]] = {
         "estimate": "What the plan is expected to use, computed at admission.",
         "waitingOn": "What the plan waits for (an Approval, a grant, a time).",
         "observedGeneration": "The spec generation the controller last judged.",
+        "conditions": "Validated, Progressing, then Complete and Failed once it finished (like "
+        "a Job: kubectl wait --for=condition=Complete).",
     },
     "StepState": {
         "key": "The step's key.",
@@ -335,6 +338,8 @@ DESCRIPTIONS: Final[Mapping[str, Mapping[str, str]]] = {
         "execution": "The ledger execution of the approved action.",
         "message": "Why the Approval is in its phase.",
         "observedGeneration": "The spec generation the controller last judged.",
+        "conditions": "Decided (a person's decision is recorded) and Executed (the approved "
+        "action ran), from the ledger.",
     },
     # --- CapabilityGrant --------------------------------------------------------------------
     "CapabilityGrantSpec": {
@@ -356,6 +361,7 @@ DESCRIPTIONS: Final[Mapping[str, Mapping[str, str]]] = {
         "grantedBy": "Who granted it, as admission vouched for it.",
         "approval": "The Approval it came from, if any.",
         "message": "Why it grants nothing, when it does not.",
+        "conditions": "Active, Exhausted and Expired: True while the grant is in that phase.",
     },
 }
 

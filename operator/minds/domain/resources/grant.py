@@ -14,7 +14,14 @@ from pydantic import Field
 
 from minds.domain.base import Model
 from minds.domain.free_form import FreeForm
-from minds.domain.resources.common import CAPABILITY_NAME, DNS_SUBDOMAIN, cel, cel_rules, immutable
+from minds.domain.resources.common import (
+    CAPABILITY_NAME,
+    DNS_SUBDOMAIN,
+    Condition,
+    cel,
+    cel_rules,
+    immutable,
+)
 
 #: A mind's name, optionally preceded by its namespace (a DNS label) and a slash.
 MIND_REFERENCE = r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?" + DNS_SUBDOMAIN.removeprefix("^")
@@ -101,3 +108,5 @@ class CapabilityGrantStatus(Model):
     granted_by: str | None = Field(default=None, max_length=253)
     approval: str | None = Field(default=None, max_length=253)
     message: str | None = Field(default=None, max_length=4096)
+    #: Active, Exhausted and Expired, derived from the phase in the write that changes it.
+    conditions: list[Condition] = Field(default_factory=list, max_length=8)

@@ -71,7 +71,11 @@ MIND = Kind(
     columns=(
         Column("Active", ".spec.active", "boolean"),
         Column("Ready", _READY),
-        Column("Reason", '.status.conditions[?(@.type=="Ready")].reason', priority=1),
+        Column(
+            "Reason",
+            '.status.conditions[?(@.type=="Ready")].reason',
+            description="Why the Mind is (not) Ready: Accepted, LedgerUnavailable, CycleStalled...",
+        ),
         Column(
             "Attention",
             '.status.conditions[?(@.type=="NeedsAttention")].reason',

@@ -9,7 +9,7 @@ from typing import Annotated
 from pydantic import Field
 
 from minds.domain.planning.model import Budget, Plan, PlanStatusBlock, ResourceUse
-from minds.domain.resources.common import API_GROUP
+from minds.domain.resources.common import API_GROUP, Condition
 
 #: The spec of a Plan resource is the plan itself: one model, rendered both ways.
 PlanSpec = Plan
@@ -64,3 +64,6 @@ class PlanResourceStatus(PlanStatusBlock):
     estimate: ResourceUse | None = None
     waiting_on: Annotated[str, Field(max_length=253)] | None = None
     observed_generation: int | None = None
+    #: Validated, Progressing, then Complete and Failed once it finished (like a Job), derived
+    #: from the phase in the write that changes it (``minds.domain.resources.conditions``).
+    conditions: list[Condition] = Field(default_factory=list, max_length=8)

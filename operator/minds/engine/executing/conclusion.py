@@ -45,7 +45,7 @@ def _completed(
     meta = body["metadata"]
     # Nothing of a finished plan waits on a person any more.
     deps.approvals.abandon_plan(meta["namespace"], meta["uid"], "the plan that asked completed")
-    # Told on the Mind (``minds.domain.story``); the Plan's phase says it already.
+    # Told on the Plan itself (``minds.domain.story``).
     record(deps, body, plan, "plan_completed", (), {"progress": status.progress})
     done = [s.key for s in status.steps if s.status is StepStatus.COMPLETED]
     if done:  # a plan whose every step was skipped did nothing to remember

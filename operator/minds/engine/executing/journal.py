@@ -17,7 +17,7 @@ from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key
 from minds.domain.planning.model import Plan
 from minds.domain.resources.kinds import PLAN
 from minds.engine.executing.context import Deps
-from minds.engine.mind_story import tell_mind
+from minds.engine.mind_story import tell_story
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def post(deps: Deps, body: dict[str, Any], entries: Sequence[Entry], fresh: list
             n = entry.notice
             deps.events.post(body, type_=n.type_, reason=n.reason, message=n.message)
     new_rows = (e.row for e, new in zip(entries, fresh, strict=True) if new and e.row is not None)
-    tell_mind(deps.events, deps.resources, new_rows)
+    tell_story(deps.events, deps.resources, new_rows)
 
 
 def record(
