@@ -82,7 +82,13 @@ class FakeResources:
         stored.pop("status", None)
         extra = kind.status.model_config.get("json_schema_extra")
         if isinstance(extra, dict) and "default" in extra:
-            stored["status"] = kind.status().to_k8s()
+            # As the API server defaults it: only the fields the schema gives a default.
+            fields = kind.status.model_json_schema(by_alias=True).get("properties", {})
+            stored["status"] = {
+                name: field["default"]
+                for name, field in fields.items()
+                if field.get("default") is not None
+            }
         self._objects[key] = stored
         self.writes += 1
         return _copied(stored)
