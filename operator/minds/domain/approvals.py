@@ -204,7 +204,6 @@ DECIDED, EXECUTED_CONDITION = "Decided", "Executed"
 
 #: Why an Approval has not run (yet), by phase: the reason of its ``Executed`` condition.
 _NOT_EXECUTED: Mapping[ApprovalPhase, str] = {
-    ApprovalPhase.PENDING: "AwaitingDecision",
     ApprovalPhase.APPROVED: "AwaitingExecution",
     ApprovalPhase.DENIED: "Denied",
     ApprovalPhase.EXPIRED: "Expired",
@@ -216,8 +215,10 @@ def conditions_of(recorded: Recorded, generation: int | None = None) -> list[Con
     """``Decided`` and ``Executed``, from the ledger as the phase is, with the ledger's times:
     a person's decision counts once the controller recorded it (a decision refused, late or
     withdrawn before anyone decided is none), and execution once the action ran. Nothing is
-    said before the ledger holds a row of the Approval."""
-    if recorded.first_at is None:
+    said while the request is pending: it shows the schema's default with no status write (one
+    per approval would double an approved action's writes), and ``kubectl wait`` waits for a
+    condition to appear."""
+    if recorded.first_at is None or recorded.phase is ApprovalPhase.PENDING:
         return []
     phase, message = recorded.phase, recorded.message or recorded.phase.value
     # False since the request: an expiry or a withdrawal leaves it False, so no transition.
@@ -230,9 +231,8 @@ def conditions_of(recorded: Recorded, generation: int | None = None) -> list[Con
             observed_generation=generation,
         )  # fmt: skip
     else:
-        undecided = "Pending" if phase is ApprovalPhase.PENDING else phase.value
         decided = Condition(
-            type=DECIDED, status=ConditionStatus.FALSE, reason=undecided, message=message,
+            type=DECIDED, status=ConditionStatus.FALSE, reason=phase.value, message=message,
             last_transition_time=since, observed_generation=generation,
         )  # fmt: skip
     if recorded.executed_at is not None:

@@ -274,7 +274,34 @@ class ApprovalService:
         uid = body["metadata"]["uid"]
         # Whether the decider is authority is read before the lock (it may read the API), on
         # the history as it is now: it only matters while the request may still lead to acting.
-        refusal = self._refusal(namespace, spec, self.recorded(uid))
+        events = self._ledger.events(subject_uid=uid, type=LIFECYCLE)
+        history = recorded(events)
+        refusal = self._refusal(namespace, spec, history)
+        now = self._at(uid, spec, history)
+        transition = next_transition(spec, history, now, refusal)
+        deferred = None
+        if REQUESTED in history.types and (
+            transition is None or (defer and transition.event == APPROVED)
+        ):
+            # Nothing to write, so no lock to take: a deferred approval is decided again under
+            # it when it is written (``approve_within``). This is the approved action's path.
+            if transition is not None:
+                deferred = Deferred(body, spec, now, refusal)
+                row = self._row(body, APPROVED, _payload(spec, transition), now)
+                history = recorded([*events, row])
+        else:
+            history, deferred = self._write(body, spec, refusal, defer)
+        if not owner_checked:
+            why = orphaned(spec.origin, *self._owner(namespace, spec.origin))
+            if why is not None and self._abandon(body, why):
+                history = self.recorded(uid)
+        return body, history, deferred
+
+    def _write(
+        self, body: dict[str, Any], spec: ApprovalSpec, refusal: str | None, defer: bool
+    ) -> tuple[Recorded, Deferred | None]:
+        """Read, decide and record under the lock of the Mind's journal."""
+        uid = body["metadata"]["uid"]
         deferred = None
         with self._lifecycle(body):
             history = self.recorded(uid)
@@ -286,17 +313,12 @@ class ApprovalService:
             transition = next_transition(spec, history, now, refusal)
             if transition is not None and defer and transition.event == APPROVED:
                 deferred = Deferred(body, spec, now, refusal)
-                history = self._with(
-                    uid, self._row(body, APPROVED, _payload(spec, transition), now)
-                )
+                row = self._row(body, APPROVED, _payload(spec, transition), now)
+                history = self._with(uid, row)
             elif transition is not None:
                 self._record(body, transition.event, _payload(spec, transition), now)
                 history = self.recorded(uid)
-        if not owner_checked:
-            why = orphaned(spec.origin, *self._owner(namespace, spec.origin))
-            if why is not None and self._abandon(body, why):
-                history = self.recorded(uid)
-        return body, history, deferred
+        return history, deferred
 
     def _with(self, uid: str, row: EventRecord) -> Recorded:
         """The history with a row not written yet."""
