@@ -8,8 +8,12 @@ safety rule (docs/execution.md, docs/agency.md):
 3. the decision and the write-ahead row are committed together, under the lock of the Mind's
    journal: nothing acts on a decision that is not in the ledger, and a crash can never repeat
    the action;
-4. the workload is read (a paused Deployment is refused, not patched);
-5. the restart PATCH, and its watch event reaching whoever observes the workload.
+4. the restart PATCH, conditional on the resourceVersion of the workload as its watch last
+   delivered it (a paused Deployment is refused, not patched, so what was checked must be what
+   is patched), and its watch event reaching whoever observes the workload. The workload's
+   goal watches it, so no GET precedes the PATCH; when the watch is behind the server, the
+   PATCH is refused with a conflict and the workload is read by a GET and patched again, as
+   the driver does (counted as a stage of its own).
 
 The bench does exactly these, one after the other, with the controller's own clients (its
 ServiceAccount, its database role, the real ledger adapter) and none of its logic, and times
@@ -31,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from kubernetes import client, config, watch
+from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import ProtocolError
 
 from minds.adapters.drivers.kubernetes import FIELD_MANAGER, STRATEGIC_MERGE, restart_patch
@@ -41,6 +46,7 @@ from minds.domain.resources.kinds import PLAN
 
 NAME = "bench-floor-decision"
 KEY = "bench.minds.dev/floor"
+CONFLICT = 409
 
 
 @dataclass
@@ -75,6 +81,8 @@ class _Arrivals:
         self._queue: queue.Queue[tuple[str, float]] = queue.Queue()
         self._watch = watch.Watch()  # type: ignore[no-untyped-call]
         self._stopped = threading.Event()
+        #: The resourceVersion of the newest event, as a watch store holds it.
+        self.latest = ""
 
     def listen(self, since: str) -> None:
         try:
@@ -84,7 +92,9 @@ class _Arrivals:
                 field_selector=f"metadata.name={self._name}",
                 resource_version=since,
             ):
-                self._queue.put((event["object"].metadata.resource_version, time.monotonic()))
+                version = event["object"].metadata.resource_version
+                self.latest = version
+                self._queue.put((version, time.monotonic()))
         except ProtocolError:
             if not self._stopped.is_set():
                 raise
@@ -106,6 +116,7 @@ def _watching(
     list_call: Callable[..., Any], namespace: str, name: str, since: str
 ) -> Iterator[_Arrivals]:
     arrivals = _Arrivals(list_call, namespace, name)
+    arrivals.latest = since
     thread = threading.Thread(target=arrivals.listen, args=(since,), daemon=True)
     thread.start()
     try:
@@ -134,6 +145,40 @@ def _row(namespace: str, mind: str, kind: str, seq: int) -> EventRecord:
         payload={"sample": seq},
         occurred_at=datetime.now(UTC),
         idempotency_key=idempotency_key("bench-floor", kind, f"{seq}-{uuid.uuid4()}"),
+    )
+
+
+def _restart(
+    apps: client.AppsV1Api,
+    deployment: str,
+    namespace: str,
+    stamp: datetime,
+    watched: str,
+    lap: _Laps,
+) -> Any:
+    """The restart PATCH on the body the watch delivered last; a GET and a PATCH on what it
+    read when the watch is behind the server (the driver's own fallback)."""
+    patch = restart_patch(stamp)
+    try:
+        return apps.patch_namespaced_deployment(
+            deployment,
+            namespace,
+            {**patch, "metadata": {"resourceVersion": watched}},
+            field_manager=FIELD_MANAGER,
+            _content_type=STRATEGIC_MERGE,
+        )
+    except ApiException as error:
+        if error.status != CONFLICT:
+            raise
+    lap("restart PATCH refused: the watch was behind")
+    current = apps.read_namespaced_deployment(deployment, namespace)
+    lap("Deployment GET (after a conflict)")
+    return apps.patch_namespaced_deployment(
+        deployment,
+        namespace,
+        {**patch, "metadata": {"resourceVersion": _version(current)}},
+        field_manager=FIELD_MANAGER,
+        _content_type=STRATEGIC_MERGE,
     )
 
 
@@ -214,14 +259,13 @@ def measure(
                         ]
                     )
                 lap("decision and write-ahead rows (one transaction)")
-                apps.read_namespaced_deployment(deployment, namespace)
-                lap("Deployment GET")
-                done = apps.patch_namespaced_deployment(
+                done = _restart(
+                    apps,
                     deployment,
                     namespace,
-                    restart_patch(stamped + timedelta(seconds=seq)),
-                    field_manager=FIELD_MANAGER,
-                    _content_type=STRATEGIC_MERGE,
+                    stamped + timedelta(seconds=seq),
+                    restarted.latest,
+                    lap,
                 )
                 lap("restart PATCH")
                 restarted.arrival_of(_version(done), timeout)

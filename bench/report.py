@@ -19,6 +19,7 @@ from bench.executor_bench import (
     READONLY_POLL_SECONDS,
     Results,
 )
+from bench.floor import Floor
 from bench.measure import READ_VERBS, WRITE_VERBS, ApiCounters, percentile
 from bench.scale import render as render_scale
 from bench.watched import BURST_WINDOW, DEFAULT_CYCLE_SECONDS, DETECTION_DEADLINE
@@ -39,6 +40,13 @@ def _mib(b: int) -> str:
 
 def _s(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{x:.2f} s"
+
+
+def _stage(stage: str, times: list[float], floor: Floor) -> str:
+    """A stage that only some chains went through says in how many."""
+    if len(times) == len(floor.chains):
+        return stage
+    return f"{stage} ({len(times)} of {len(floor.chains)} chains)"
 
 
 def _ms(values: list[float]) -> str:
@@ -486,7 +494,7 @@ def rows(r: Results) -> list[tuple[str, list[Row]]]:
                         f"{_s(n.floor_p50)} / {_s(n.floor_p95)}",
                     ),
                     *(
-                        (f"&nbsp;&nbsp;{stage}, p50 / p95", f"{_ms(times)}")
+                        (f"&nbsp;&nbsp;{_stage(stage, times, r.floor)}, p50 / p95", _ms(times))
                         for stage, times in r.floor.stages.items()
                     ),
                     (
@@ -772,11 +780,12 @@ def reading(r: Results) -> list[str]:
             f"ms (p50) and {1000 * n.watch_p95:.0f} ms (p95) in the same run, so an approval "
             f"is executed in {n.approval_over_watch:.1f} times the watch's p95 (both timed from "
             "sending the write). The path to the action is a chain of round trips the safety "
-            "rules require, each about as long as a watch delivery: the decision's watch event, "
-            "the claim of the step (a Plan status write), the decision's row and the "
-            "write-ahead row (one transaction), the Deployment read and the restart PATCH, and "
-            "the watch event of that PATCH; then the outcome's row and the step's completing "
-            "write. "
+            "rules require (docs/execution.md, How fast an approved action runs): the "
+            "decision's watch event, the claim of the step (a Plan status write), the "
+            "decision's row and the write-ahead row (one transaction), the restart PATCH "
+            "conditional on the Deployment as its watch delivered it (a GET only when the "
+            "watch was behind), and the watch event of that PATCH; then the outcome's row and "
+            "the step's completing write. "
             f"Run bare, one after another, with the controller's clients and none of its logic "
             f"(bench/floor.py), the chain up to the restart's watch event took "
             f"{1000 * n.floor_p50:.0f} ms (p50) and {1000 * n.floor_p95:.0f} ms (p95) in the "

@@ -99,7 +99,7 @@ def test_an_unreachable_api_server_is_named_after_the_client_version(tmp_path: P
 def bash_completes(*words: str) -> list[str]:
     """What bash offers after ``words`` (the last one being completed), with the script that
     ``minds completion bash`` prints loaded by docs/cli.md's command, as written."""
-    [load] = sh_commands(DOC, section="Shell completion")
+    load, _ = sh_commands(DOC, section="Shell completion")
     script = (
         f"{load}\n"
         f"COMP_WORDS=({' '.join(repr(w) for w in words)})\n"
@@ -107,6 +107,11 @@ def bash_completes(*words: str) -> list[str]:
         "_minds_completion minds\n"
         'printf "%s\\n" "${COMPREPLY[@]}"\n'
     )
+    return in_bash(script).split()
+
+
+def in_bash(script: str) -> str:
+    """What ``script`` prints, run by bash with the program's directory first on PATH."""
     done = subprocess.run(
         ["bash", "-c", script],
         env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"},
@@ -115,7 +120,7 @@ def bash_completes(*words: str) -> list[str]:
         timeout=60,
         check=True,
     )
-    return done.stdout.split()
+    return done.stdout
 
 
 def test_the_bash_script_names_the_program_and_its_completion_variable() -> None:
@@ -161,6 +166,28 @@ def test_zsh_and_fish_scripts_ask_the_program_which_answers(
     answer = minds(env=request_env)
     assert answer.returncode == 0, answer.stderr
     assert "plan" in answer.stdout
+
+
+def kubectl_asks(words: str) -> list[str]:
+    """What the real kubectl hears from ``kubectl_complete-minds`` for docs/cli.md's request,
+    with ``words`` after ``kubectl __complete minds`` instead of the doc's."""
+    _, asks = sh_commands(DOC, section="Shell completion")
+    assert asks.startswith("kubectl __complete minds ")
+    return in_bash(f"kubectl __complete minds {words}").splitlines()
+
+
+def test_kubectl_completes_the_plugins_words_from_the_program() -> None:
+    _, asks = sh_commands(DOC, section="Shell completion")
+    assert kubectl_asks(asks.removeprefix("kubectl __complete minds ")) == [
+        "text",
+        "json",
+        "yaml",
+        ":4",
+    ]
+    commands = kubectl_asks('""')
+    assert commands[-1] == ":4"  # no file names after ours
+    assert {line.split("\t")[0] for line in commands[:-1]} == set(COMMANDS)
+    assert kubectl_asks("plan sh") == ["show\tShow a plan's dependency graph, each...", ":4"]
 
 
 def test_an_unknown_shell_is_refused_naming_the_shells() -> None:
