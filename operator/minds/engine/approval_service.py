@@ -448,25 +448,30 @@ class ApprovalService:
     def _followed(self, namespace: str, body: dict[str, Any], spec: ApprovalSpec) -> bool:
         """The Plan that asked is alive and one of its steps waits on this Approval: its
         executor, woken by the same change, records and acts on the decision."""
-        uid, _ = self._owner(namespace, spec.origin)
-        if uid is None or uid != spec.origin.plan_uid or not spec.origin.plan:
+        plan = self._live_plan(namespace, spec.origin)
+        if plan is None or plan["metadata"].get("uid") != spec.origin.plan_uid:
             return False
-        plan = self._resources.get(PLAN, namespace, spec.origin.plan)
         name = body["metadata"]["name"]
         steps = (plan.get("status") or {}).get("steps") or []
         return any(s.get("approvalRef") == name and s.get("status") in _FOLLOWING for s in steps)
 
     def _owner(self, namespace: str, origin: ApprovalOrigin) -> tuple[str | None, str | None]:
         """The uid and phase of the Plan the origin names, (None, None) when there is none."""
-        if not origin.plan:
+        plan = self._live_plan(namespace, origin)
+        if plan is None:
             return None, None
+        return plan["metadata"].get("uid"), (plan.get("status") or {}).get("phase")
+
+    def _live_plan(self, namespace: str, origin: ApprovalOrigin) -> dict[str, Any] | None:
+        """The Plan the origin names, None when there is none or it is being deleted (being
+        deleted is deleted: it will never act again)."""
+        if not origin.plan:
+            return None
         try:
             plan = self._resources.get(PLAN, namespace, origin.plan)
         except NotFound:
-            return None, None
-        if plan["metadata"].get("deletionTimestamp"):
-            return None, None  # being deleted is deleted: it will never act again
-        return plan["metadata"].get("uid"), (plan.get("status") or {}).get("phase")
+            return None
+        return None if plan["metadata"].get("deletionTimestamp") else plan
 
     def withdraw(self, namespace: str, name: str, reason: str) -> bool:
         """The mind no longer needs this; refused once a person has decided."""
