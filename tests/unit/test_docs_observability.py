@@ -136,3 +136,29 @@ def test_without_the_api_versions_the_failure_is_the_one_shown(helm: Helm) -> No
     assert proc.returncode != 0
     [shown] = _TEXT.findall(sections(DOC)[OPERATOR])
     assert shown.strip().removesuffix("...").strip() in proc.stderr, proc.stderr
+
+
+_ALERT_ROW = re.compile(
+    r"^\| \[(\w+)\]\(runbooks/(\w+)\.md\) \| (\w+) \| .*, for (\d+) (minute|minutes) \|$",
+    re.MULTILINE,
+)
+_NUMBERS = {"nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "three": 3, "four": 4, "five": 5}
+
+
+def test_the_alert_table_is_the_rules_file() -> None:
+    """Each row names an alert of the rules file, in its order, with its severity, its own
+    runbook and its ``for``; the count of alerts and groups in the text is the file's."""
+    groups = yaml.safe_load(RULES_FILE.read_text())["groups"]
+    rules = [rule for group in groups for rule in group["rules"] if "alert" in rule]
+    text = sections(DOC)["Alerts"]
+    rows = _ALERT_ROW.findall(text)
+    assert [(name, runbook) for name, runbook, *_ in rows] == [
+        (rule["alert"], rule["alert"]) for rule in rules
+    ]
+    for (name, _, severity, minutes, _), rule in zip(rows, rules, strict=True):
+        assert severity == rule["labels"]["severity"], name
+        assert f"{minutes}m" == rule["for"], name
+    counted = re.match(r"(\w+) alerts, in (\w+) groups", text.strip())
+    assert counted is not None
+    assert _NUMBERS[counted[1].lower()] == len(rules)
+    assert _NUMBERS[counted[2]] == len(groups)

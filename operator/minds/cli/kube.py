@@ -62,6 +62,9 @@ def connect(kubeconfig: str | None, context: str | None) -> client.ApiClient:
     except yaml.YAMLError as exc:
         files = Kubeconfig.of(kubeconfig).describe()
         raise NoKubeconfig(f"the kubeconfig {files} is not YAML: {_yaml_problem(exc)}") from exc
+    except OSError as exc:  # there, but a directory, or not readable by this user
+        files = Kubeconfig.of(kubeconfig).describe()
+        raise NoKubeconfig(f"the kubeconfig {files} cannot be read: {exc.strerror}") from exc
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:

@@ -16,8 +16,10 @@ from typing import Any
 import kubernetes_validate
 
 from tests.fixtures.helm import Helm, find
+from tests.fixtures.prometheus import REPO
 
 KUBE_VERSION = "1.30.0"
+INSTALL_DOC = (REPO / "docs" / "install.md").read_text()
 NAME = "minds-test-controller"
 
 
@@ -50,6 +52,8 @@ def test_the_hook_is_a_test_pod_of_the_controllers_image_run_as_the_controller(
     # Or, where there is no cluster DNS, the address the kubelet puts in the environment.
     assert container["args"][2] == "MINDS_METRICS"
     assert pod["spec"]["enableServiceLinks"] is True
+    # How long it looks while a fresh controller starts, as docs/install.md says.
+    assert f"looking for up to {container['args'][3]} seconds" in " ".join(INSTALL_DOC.split())
 
 
 def test_the_hook_follows_the_security_context_values(helm: Helm) -> None:

@@ -75,6 +75,24 @@ def test_a_kubeconfig_that_is_not_yaml(tmp_path: Path) -> None:
     assert line.endswith("(line 2, column 1)")
 
 
+def test_an_empty_kubeconfig(tmp_path: Path) -> None:
+    empty = tmp_path / "kubeconfig"
+    empty.write_text("")
+    line = said(env={"KUBECONFIG": str(empty)})
+    assert line.startswith(f"error: no cluster to talk to: the kubeconfig {empty}: ")
+    assert line.endswith("file is empty")
+
+
+def test_a_kubeconfig_that_cannot_be_read(tmp_path: Path) -> None:
+    # A directory where the file should be: unreadable whoever runs the test (root reads a
+    # file of mode 000).
+    line = said(env={"KUBECONFIG": str(tmp_path)})
+    assert (
+        line
+        == f"error: no cluster to talk to: the kubeconfig {tmp_path} cannot be read: Is a directory"
+    )
+
+
 def test_an_unreachable_api_server_by_its_address(tmp_path: Path) -> None:
     closed = free_port()
     kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", f"https://127.0.0.1:{closed}")
