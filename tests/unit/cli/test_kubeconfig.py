@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from minds.devenv.ports import free_port
 from tests.unit.cli.program import minds, write_kubeconfig
 
@@ -67,20 +69,22 @@ def test_a_context_the_kubeconfig_lacks(tmp_path: Path) -> None:
     assert "nosuch" in line
 
 
-def test_a_kubeconfig_that_is_not_yaml(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("content", "says", "ending"),
+    [
+        ("clusters: [\n", " is not YAML: ", "(line 2, column 1)"),
+        ("", ": ", "file is empty"),
+    ],
+    ids=["not YAML", "empty"],
+)
+def test_a_kubeconfig_that_does_not_load(
+    tmp_path: Path, content: str, says: str, ending: str
+) -> None:
     broken = tmp_path / "kubeconfig"
-    broken.write_text("clusters: [\n")
+    broken.write_text(content)
     line = said(env={"KUBECONFIG": str(broken)})
-    assert line.startswith(f"error: no cluster to talk to: the kubeconfig {broken} is not YAML: ")
-    assert line.endswith("(line 2, column 1)")
-
-
-def test_an_empty_kubeconfig(tmp_path: Path) -> None:
-    empty = tmp_path / "kubeconfig"
-    empty.write_text("")
-    line = said(env={"KUBECONFIG": str(empty)})
-    assert line.startswith(f"error: no cluster to talk to: the kubeconfig {empty}: ")
-    assert line.endswith("file is empty")
+    assert line.startswith(f"error: no cluster to talk to: the kubeconfig {broken}{says}")
+    assert line.endswith(ending)
 
 
 def test_a_kubeconfig_that_cannot_be_read(tmp_path: Path) -> None:
