@@ -28,6 +28,7 @@ from minds.adapters.ledger import Ledger
 from minds.devenv.install import repo_root
 from minds.devenv.postgres import start_postgres, stop_postgres
 from tests.e2e.executor_support import executions_by_step
+from tests.e2e.test_chart_assigned_user import _assigned_user_values
 from tests.e2e.test_chart_install import _next_steps, _secret
 from tests.fixtures.docs import run_documented, sh_commands
 from tests.fixtures.helm import CHART, Helm
@@ -313,21 +314,34 @@ def test_prometheus_scrapes_the_metrics_through_the_charts_service(
 
 
 def test_upgrade_replaces_the_pod_and_reruns_the_hook_and_uninstall_keeps_crds_and_ledger(
-    release: Release,
+    release: Release, tmp_path: Path
 ) -> None:
-    """Runs last in this module: it removes the release the tests above share."""
+    """Runs last in this module: it removes the release the tests above share. The upgrade
+    also leaves the user to the platform, with docs/install.md's values for it: the real
+    kubelet then checks the image's own numeric user against runAsNonRoot in the restricted
+    namespace, and starts it as that user."""
     before = release.controller_pods()
     assert len(before) == 1
     assert _hook_runs(release) == 1
     with Ledger.from_url(release.database.app_url) as ledger:
         recorded = len(ledger.events(namespace=release.team))
+    assigned = tmp_path / "assigned-user.yaml"
+    assigned.write_text(yaml.safe_dump(_assigned_user_values()))
     release.helm_run(
         "upgrade", RELEASE, str(CHART), "-n", NAMESPACE, "-f", str(release.values),
+        "-f", str(assigned),
         "--set-json", 'controller.podAnnotations={"minds.dev/upgraded": "yes"}', "--timeout", "5m",
     )  # fmt: skip
     assert _hook_runs(release) == 2  # the hook ran again, and succeeded (helm waited for it)
     new = release.ready_pod()
     assert new != before[0]["metadata"]["name"]
+    [pod] = [p for p in release.controller_pods() if p["metadata"]["name"] == new]
+    assert "runAsUser" not in pod["spec"]["securityContext"]
+    assert pod["spec"]["securityContext"]["runAsNonRoot"] is True
+    uid = release.kubectl(
+        "exec", "-n", NAMESPACE, new, "--", "python", "-c", "import os; print(os.getuid())"
+    )
+    assert uid.stdout.strip() == "10001", uid  # the image's USER, which the kubelet checked
     eventually(lambda: len(release.controller_pods()) == 1, timeout=60, what="the old Pod gone")
     eventually(lambda: _mind_ready(release), timeout=60, what="the Mind still Ready")
     with Ledger.from_url(release.database.app_url) as ledger:
