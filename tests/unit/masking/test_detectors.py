@@ -18,7 +18,13 @@ from minds.domain.masking import (
     luhn_valid,
     mask_text,
 )
-from minds.domain.masking.checks import IBAN_LENGTHS, NANP_REGIONS, TRUNK_ZERO_REGIONS
+from minds.domain.masking.checks import (
+    IBAN_LENGTHS,
+    NANP_REGIONS,
+    TRUNK_ZERO_REGIONS,
+    nino_valid,
+    ssn_valid,
+)
 
 
 def masked(text: str) -> str:
@@ -418,3 +424,260 @@ def test_a_generated_value_under_a_secret_key_never_survives(
     assume(value not in before + syntax.format(key=key, value=""))
     text = before + syntax.format(key=key, value=value)
     assert value not in masked(text), text
+
+
+# --- cloud credentials beside their key ids -------------------------------------------------
+
+AWS_SECRET = "JskLsy1CENFAKEKEY4csK+q1Z5Vc30Z2mjc08Snm"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"AKIAIOSFODNN7EXAMPLE:{AWS_SECRET}", "[access-key]:[secret]"),
+        (f"ci,AKIAIOSFODNN7EXAMPLE,{AWS_SECRET},2030", "ci,[access-key],[secret],2030"),
+        (f"secret {AWS_SECRET} for AKIAIOSFODNN7EXAMPLE", "secret [secret] for [access-key]"),
+        (f"aws_secret_access_key {AWS_SECRET}", "aws_secret_access_key [secret]"),
+        (
+            "aws configure set aws_session_token IQoJb3FAKE",
+            "aws configure set aws_session_token [secret]",
+        ),
+        ("aws configure set region eu-west-1", "aws configure set region eu-west-1"),
+    ],
+)
+def test_an_aws_secret_beside_its_key_id_or_its_name_is_masked(text: str, expected: str) -> None:
+    assert masked(text) == expected
+
+
+def test_a_hex_commit_id_beside_a_key_id_is_no_secret() -> None:
+    commit = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # 40 characters, but no capitals
+    assert masked(f"AKIAIOSFODNN7EXAMPLE commit {commit}") == f"[access-key] commit {commit}"
+
+
+# --- passwords on command lines ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("mysql -uroot -pS3cret shop", "mysql -uroot -p[secret] shop"),
+        ("/usr/bin/mysqldump -p'a b' db", "/usr/bin/mysqldump -p[secret] db"),
+        ("sshpass -p S3cret ssh -p 22 h", "sshpass -p [secret] ssh -p 22 h"),
+        ("redis-cli -h r -p 6379 -a S3cret ping", "redis-cli -h r -p 6379 -a [secret] ping"),
+        ("curl -u ops:S3cret https://x", "curl -u ops:[secret] https://x"),
+        ("curl --user=ops:S3cret https://x", "curl --user=ops:[secret] https://x"),
+        ("docker login -u bot -p S3cret reg", "docker login -u bot -p [secret] reg"),
+        ("ldapsearch -x -w S3cret -b dc=x", "ldapsearch -x -w [secret] -b dc=x"),
+        ("sqlcmd -S db -P S3cret", "sqlcmd -S db -P [secret]"),
+        ("openssl rsa -passin pass:S3cret -in k", "openssl rsa -passin pass:[secret] -in k"),
+        ("db pw Winter2025!", "db pw [secret]"),
+    ],
+)
+def test_a_password_in_a_commands_own_flag_is_masked(text: str, expected: str) -> None:
+    assert masked(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mysql -p",
+        "mysql -u root -p shop",  # `-p` and a space: mysql asks, and `shop` is the database
+        "mysql -P 3306 -h db",
+        "docker run -p 8080:80 nginx",
+        "ssh -p 2222 host",
+        "sshpass -f /run/pass ssh host",
+        "redis-cli -p 6379 ping",
+        "curl -u alice https://x",
+        "openssl rsa -passin env:KEY_PASS -in k",
+        "app --password-file /etc/pw",
+        "pwd /home/app",
+        "mysql -u app -p; echo -pS3cret",  # after `;` is another command
+    ],
+)
+def test_flags_that_are_no_passwords_stay(text: str) -> None:
+    assert masked(text) == text
+
+
+# --- cards, national identifiers, versions -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "card", ["4111.1111.1111.1111", "4111_1111_1111_1111", "3782.822463.10005"]
+)
+def test_cards_grouped_by_dots_or_underscores_are_masked(card: str) -> None:
+    assert masked(f"card {card} ok") == "card [card] ok"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "4111.1111.1111.1112",  # Luhn fails
+        "4111.1111_1111.1111",  # mixed separators
+        "1.2.840.113549.1.1.11",
+        "41.1111.1111.11111",
+        "2024.0115.1030.4411",
+        "ts 1705314645.123456",
+    ],
+)
+def test_dotted_numbers_that_are_no_card_stay(text: str) -> None:
+    assert masked(text) == text
+
+
+@pytest.mark.parametrize(
+    ("parts", "valid"),
+    [
+        (("123", "45", "6789"), True),
+        (("078", "05", "1120"), True),
+        (("000", "12", "3456"), False),
+        (("666", "12", "3456"), False),
+        (("912", "34", "5678"), False),
+        (("123", "00", "4567"), False),
+        (("123", "45", "0000"), False),
+    ],
+)
+def test_ssn_validity(parts: tuple[str, str, str], valid: bool) -> None:
+    assert ssn_valid(*parts) is valid
+
+
+@pytest.mark.parametrize(
+    ("nino", "valid"),
+    [
+        ("AB123456C", True),
+        ("AB 12 34 56 C", True),
+        ("QQ123456C", False),  # Q never starts one
+        ("AO123456C", False),  # O never comes second
+        ("GB123456A", False),  # never allocated
+        ("AB123456E", False),  # the suffix is A to D
+    ],
+)
+def test_nino_validity(nino: str, valid: bool) -> None:
+    assert nino_valid(nino) is valid
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ssn 536-22-1234", "ssn [national-id]"),
+        ("SSN: 219099999", "SSN: [national-id]"),
+        ("social security number 078 05 1120", "social security number [national-id]"),
+        ("NI AB 12 34 56 C", "NI [national-id]"),
+        ("nino=CE123456D", "nino=[national-id]"),
+        ("area 000-12-3456", "area 000-12-3456"),
+        ("part 123-45-6789-01", "part 123-45-6789-01"),
+        ("number 219099999", "number 219099999"),  # undashed only after its label
+        ("build RC1234567", "build RC1234567"),
+    ],
+)
+def test_national_identifiers(text: str, expected: str) -> None:
+    assert masked(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("version 4.1.1.1", "version 4.1.1.1"),
+        ("Chrome/120.0.0.0 Safari/537.36", "Chrome/120.0.0.0 Safari/537.36"),
+        ("GET http://81.2.69.160/x", "GET http://[ip]/x"),
+    ],
+)
+def test_four_part_versions_are_no_addresses(text: str, expected: str) -> None:
+    assert masked(text) == expected
+
+
+# --- tokens by their issuer's shape ----------------------------------------------------------
+
+
+def test_a_discord_token_is_masked_only_when_it_carries_a_bot_id() -> None:
+    token = "MTAwMDAwMDAwMDAwMDAwMDQy.FAKEab.cdefghijklmnopqrstuvwxyz012"
+    assert masked(f"bot {token} up") == "bot [token] up"
+    other = "MzI0ZmFrZS1ub3QtYS1ib3Q.abcdef.ghijklmnopqrstuvwxyz0123456"
+    assert masked(other) == other
+
+
+def test_a_jwt_in_base64_is_masked_only_when_it_decodes_to_one() -> None:
+    encoded = "ZXlKaGJHY2lPaUpJVXpJMU5pSjkuZXlKemRXSWlPaUptWVd0bEluMC5GQUtF"
+    assert masked(f"dump {encoded}") == "dump [jwt]"
+    plain = "ZXlKfakeButNotAJwtAtAllFAKEFAKEFAKEFAKEFAKEFAKEFAKE"
+    assert masked(f"dump {plain}") == f"dump {plain}"
+
+
+def test_a_webhook_url_keeps_its_host_and_loses_its_secret_path() -> None:
+    url = "https://hooks.slack.com/services/T0FAKE000/B0FAKE000/FAKEFAKEFAKEFAKEFAKEFAKE"
+    assert masked(url) == "https://hooks.slack.com/services/[token]"
+
+
+# --- references to Secrets, Secret manifests, key files ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("secretRef: db-creds", "secretRef: db-creds"),
+        ("secretRef: Pa55w0rd!2024", "secretRef: [secret]"),
+        ("secretKeyRef: {name: db, key: password}", "secretKeyRef: {name: db, key: password}"),
+        ("secretKeyRef: {name: db, key: 'S3cr3t!'}", "secretKeyRef: {name: db, key: '[secret]'}"),
+        (
+            '{"secretRef": {"name": "db", "value": "x1"}}',
+            '{"secretRef": {"name": "db", "value": "[secret]"}}',
+        ),
+    ],
+)
+def test_a_secret_written_in_a_reference_is_masked_and_the_names_kept(
+    text: str, expected: str
+) -> None:
+    assert masked(text) == expected
+
+
+def test_a_reference_over_lines_keeps_its_names_and_what_follows_it() -> None:
+    text = "envFrom:\n- secretRef:\n    name: db\n    value: S3cr3t!\n  prefix: DB_\nnext: 1"
+    assert masked(text) == (
+        "envFrom:\n- secretRef:\n    name: db\n    value: [secret]\n  prefix: DB_\nnext: 1"
+    )
+
+
+SECRET_MANIFEST = """\
+kind: Secret
+metadata:
+  ownerReferences:
+  - kind: Deployment
+data:
+  url: cG9zdGdyZXM6Ly94
+---
+kind: ConfigMap
+data:
+  url: keep"""
+
+
+def test_the_data_of_a_secret_manifest_is_masked_until_the_manifest_ends() -> None:
+    assert masked(SECRET_MANIFEST) == SECRET_MANIFEST.replace(
+        "cG9zdGdyZXM6Ly94", "[secret]"
+    ).replace("  url: [secret]", "  [secret]")
+
+
+def test_a_putty_keys_private_lines_and_an_ssh2_key_are_masked() -> None:
+    putty = (
+        "PuTTY-User-Key-File-2: ssh-rsa\nPublic-Lines: 1\nAAAApub\n"
+        "Private-Lines: 2\nAAAAone\nAAAAtwo\nPrivate-MAC: 00"
+    )
+    assert masked(putty) == putty.replace("AAAAone\nAAAAtwo", "[secret]\n[secret]")
+    ssh2 = (
+        "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\\nP2/56wAAAFAKE\\n"
+        "---- END SSH2 ENCRYPTED PRIVATE KEY ----"
+    )
+    assert masked(f'{{"key": "x", "k2": "{ssh2}"}}') == '{"key": "x", "k2": "[secret]"}'
+
+
+@pytest.mark.parametrize(
+    ("secret", "after"),
+    [
+        # A new document.
+        ("kind: Secret\ndata:\n  url: cG9zdGdyZXM6Ly94\n", "---\ndata:\n  url: keep"),
+        # The next item of a list, of another kind.
+        (
+            "- kind: Secret\n  data:\n    url: cG9zdGdyZXM6Ly94\n",
+            "- kind: ConfigMap\n  data:\n    url: keep",
+        ),
+    ],
+)
+def test_a_secret_manifest_ends_where_the_next_object_starts(secret: str, after: str) -> None:
+    assert masked(secret + after) == secret.replace("url: cG9zdGdyZXM6Ly94", "[secret]") + after

@@ -109,3 +109,22 @@ def test_a_note_is_masked_as_free_text() -> None:
     assert mask_note("ring 020 7946 0958, key:\n-----BEGIN PRIVATE KEY-----\nMIIE\n") == (
         "ring [phone], key:\n-----BEGIN PRIVATE KEY-----\n[secret]\n"
     )
+
+
+def test_a_reference_to_a_secret_keeps_its_names_and_masks_a_secret_written_in_it() -> None:
+    payload: dict[str, JsonValue] = {
+        "envFrom": [{"secretRef": {"name": "db-creds"}}, {"secretRef": {"name": "db", "v": "x"}}],
+        "valueFrom": {"secretKeyRef": {"name": "db", "key": "password", "optional": True}},
+        "tls": {"secretName": "tls-atlas"},
+        "leaked": {"secretRef": "Pa55w0rd!2024", "secretKeyRef": {"name": "db", "key": "S3cr3t!"}},
+        "generated": {"secretName": "7c4a8d09ca3762af61e59520943dc264"},
+        "empty": {"secretRef": ""},
+    }
+    assert mask_json(payload) == {
+        "envFrom": [{"secretRef": {"name": "db-creds"}}, {"secretRef": {"name": "db", "v": MASK}}],
+        "valueFrom": {"secretKeyRef": {"name": "db", "key": "password", "optional": True}},
+        "tls": {"secretName": "tls-atlas"},
+        "leaked": {"secretRef": MASK, "secretKeyRef": {"name": "db", "key": MASK}},
+        "generated": {"secretName": MASK},
+        "empty": {"secretRef": ""},
+    }

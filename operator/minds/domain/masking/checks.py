@@ -107,3 +107,51 @@ def _valid(text: str, region: str | None) -> bool:
     except phonenumbers.NumberParseException:
         return False
     return phonenumbers.is_valid_number(number)
+
+
+def ssn_valid(area: str, group: str, serial: str) -> bool:
+    """Whether the three parts of a US Social Security number are ones the SSA issues: no area
+    000, 666 or 900 to 999, no group 00 and no serial 0000."""
+    return area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000"
+
+
+# A UK National Insurance number: two prefix letters, six digits, a suffix A to D. HMRC never
+# uses D, F, I, Q, U or V in the prefix, nor O second, nor these pairs.
+_NINO_FIRST: Final = frozenset("ABCEGHJKLMNOPRSTWXYZ")
+_NINO_SECOND: Final = frozenset("ABCEGHJKLMNPRSTWXYZ")
+_NINO_UNUSED: Final = frozenset({"BG", "GB", "NK", "KN", "TN", "NT", "ZZ"})
+
+
+def nino_valid(candidate: str) -> bool:
+    """Whether a candidate (spaces allowed) is a UK National Insurance number HMRC could issue."""
+    nino = candidate.replace(" ", "")
+    if len(nino) != 9 or not nino[2:8].isdigit() or nino[8] not in "ABCD":
+        return False
+    return nino[0] in _NINO_FIRST and nino[1] in _NINO_SECOND and nino[:2] not in _NINO_UNUSED
+
+
+def _decoded(encoded: str, *, urlsafe: bool = False) -> str | None:
+    """A base64 word decoded as ASCII (padding added), or None if it is not base64."""
+    padded = encoded + "=" * (-len(encoded) % 4)
+    try:
+        raw = (
+            base64.urlsafe_b64decode(padded) if urlsafe else base64.b64decode(padded, validate=True)
+        )
+    except (binascii.Error, ValueError):
+        return None
+    return raw.decode("ascii", "replace")
+
+
+def is_discord_token(token: str) -> bool:
+    """Whether a three-part dotted word is a Discord bot token: its first part is the bot's
+    numeric id in base64."""
+    decoded = _decoded(token.split(".", 1)[0], urlsafe=True)
+    return decoded is not None and decoded.isdigit() and 15 <= len(decoded) <= 21
+
+
+def is_encoded_jwt(encoded: str) -> bool:
+    """Whether a base64 word is a JSON Web Token encoded once more (as a Secret's data holds a
+    service account token)."""
+    head = encoded[:64]
+    decoded = _decoded(head[: len(head) - len(head) % 4])
+    return decoded is not None and decoded.startswith("eyJ") and decoded[3:16].isalnum()

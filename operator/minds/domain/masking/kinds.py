@@ -16,6 +16,7 @@ class MaskKind(StrEnum):
     ACCESS_KEY = "access-key"
     CARD = "card"
     IBAN = "iban"
+    NATIONAL_ID = "national-id"
     SECRET = "secret"  # noqa: S105 - a placeholder name, not a credential
 
     @property

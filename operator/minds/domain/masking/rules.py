@@ -2,7 +2,10 @@
 
 Each rule is a pattern and a replacement; the replacement may look at the match and decline
 (return None) when a check says the candidate is not one: a failed Luhn or mod-97 checksum, a
-phone number no numbering plan knows, a key name that is not secret. The rules run in a fixed
+phone number no numbering plan knows, an SSN the SSA never issues, a key name that is not
+secret. Secrets are found by what anchors them: a key name, a prefix that names the issuer
+(`tokens.py`), the command whose flag carries a password (`commands.py`), an AWS key id beside
+its secret; never by how random a word looks, which would mask digests. The rules run in a fixed
 order, most specific first: a JWT inside `token=...` is reported as a JWT, an e-mail address in
 a URL's credentials as a secret, and digits already masked as a card are no phone number.
 No rule matches a placeholder, so masking masked text changes nothing and counts nothing.
@@ -29,12 +32,18 @@ from minds.domain.masking.checks import (
     iban_length_fits,
     iban_valid,
     is_basic_credentials,
+    is_discord_token,
+    is_encoded_jwt,
     is_encoded_private_key,
     is_phone_number,
     luhn_valid,
+    nino_valid,
+    ssn_valid,
 )
-from minds.domain.masking.keys import is_secret_key
+from minds.domain.masking.commands import command_password_pattern
+from minds.domain.masking.keys import is_reference_key, is_secret_key, reference_hides_secret
 from minds.domain.masking.kinds import NOT_MASKED, MaskCounts, MaskKind, merge_counts
+from minds.domain.masking.tokens import issuer_pattern, webhook_pattern
 
 # Whatever the reader sees of a replaced match: a fixed placeholder, or a function of the match
 # that returns None when the candidate turns out not to be one.
@@ -56,9 +65,14 @@ class Rule:
     replace: Replacement
 
     def apply(self, text: str, counts: MaskCounts) -> str:
+        # Most lines hold nothing a given rule looks for: one search says so, and costs less
+        # than setting up the scan over all matches.
+        first = self.pattern.search(text)
+        if first is None:
+            return text
         pieces: list[str] = []
         done = 0  # text[:done] is in pieces
-        for match in self.pattern.finditer(text):
+        for match in self.pattern.finditer(text, first.start()):
             replaced = self.replace(match)
             if replaced is None:
                 continue
@@ -71,6 +85,48 @@ class Rule:
         if not pieces:
             return text
         return "".join([*pieces, text[done:]])
+
+
+# A span of the text (start, end) and what is shown instead of it.
+Masked = tuple[int, int, str]
+
+
+def _mask_after_keys(
+    text: str,
+    key: re.Pattern[str],
+    values: Callable[[str, re.Match[str]], list[Masked]],
+    counts: MaskCounts,
+) -> str:
+    """`text` with the values `values` finds after each match of `key` replaced, each counted
+    as a secret. The next key is looked for after the last value replaced."""
+    pieces: list[str] = []
+    done = 0  # text[:done] is in pieces
+    start = 0
+    while (found := key.search(text, start)) is not None:
+        start = max(found.end(), found.start() + 1)
+        for begin, end, shown in values(text, found):
+            pieces += [text[done:begin], shown]
+            counts[MaskKind.SECRET.value] = counts.get(MaskKind.SECRET.value, 0) + 1
+            done = start = end
+    if not pieces:
+        return text
+    return "".join([*pieces, text[done:]])
+
+
+def hidden_value(raw: str) -> str:
+    """What is shown for a secret value: the placeholder, in the value's quotes if it had any."""
+    quote = raw[0] if raw[:1] in ("'", '"') and raw[-1:] == raw[:1] and len(raw) > 1 else ""
+    return quote + _SECRET + quote
+
+
+def reference_value_shown(field: str | None, raw: str) -> str | None:
+    """What is shown for a value under a reference to a Secret (`field` None: the reference's
+    own value), or None when it is a name and stays."""
+    if _NOT_A_VALUE.fullmatch(raw):
+        return None
+    shown = hidden_value(raw)
+    bare = raw[1:-1] if shown != _SECRET else raw
+    return shown if reference_hides_secret(field, bare) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,24 +142,59 @@ class KeyedRule:
     value: re.Pattern[str]
 
     def apply(self, text: str, counts: MaskCounts) -> str:
-        pieces: list[str] = []
-        done = 0  # text[:done] is in pieces
-        start = 0
-        while (key := self.key.search(text, start)) is not None:
-            start = max(key.end(), key.start() + 1)
-            if not is_secret_key(key.group("key")):
-                continue
-            value = self.value.match(text, key.end())
-            if value is None or _NOT_A_VALUE.fullmatch(value.group(0)):
-                continue
-            raw = value.group(0)
-            quote = raw[0] if raw[:1] in ("'", '"') and raw[-1:] == raw[:1] else ""
-            pieces += [text[done : key.end()], quote + MaskKind.SECRET.placeholder + quote]
-            counts[MaskKind.SECRET.value] = counts.get(MaskKind.SECRET.value, 0) + 1
-            done = start = value.end()
-        if not pieces:
-            return text
-        return "".join([*pieces, text[done:]])
+        return _mask_after_keys(text, self.key, self._value, counts)
+
+    def _value(self, text: str, key: re.Match[str]) -> list[Masked]:
+        if not is_secret_key(key.group("key")):
+            return []
+        value = self.value.match(text, key.end())
+        if value is None or _NOT_A_VALUE.fullmatch(value.group(0)):
+            return []
+        return [(value.start(), value.end(), hidden_value(value.group(0)))]
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceRule:
+    """A reference to a Secret (`secretRef: db-creds`, `secretKeyRef: {name: db, key: pw}`)
+    whose value is no name but a secret written where the name belongs: that value is masked,
+    and the names are kept (`reference_value_shown` decides which is which)."""
+
+    key: re.Pattern[str]
+
+    def apply(self, text: str, counts: MaskCounts) -> str:
+        if "ecret" not in text and "ECRET" not in text:
+            return text  # every reference key has `secret` in its name: most lines have none
+        return _mask_after_keys(text, self.key, _reference_values, counts)
+
+
+_SECRET: Final = MaskKind.SECRET.placeholder
+_FLOW_MAPPING: Final = re.compile(r"\{[^{}\n]*\}")
+_FLOW_FIELD: Final = re.compile(
+    r"[{,][ \t]*[\"']?(?P<field>[\w.-]+)[\"']?[ \t]*:[ \t]*"
+    rf"(?P<value>{NOT_MASKED}(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s,}}\"']+))"
+)
+_REFERENCE_VALUE: Final = re.compile(
+    rf"(?P<value>{NOT_MASKED}(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s,;&\"'}}\])]+))"
+)
+
+
+def _reference_values(text: str, key: re.Match[str]) -> list[Masked]:
+    """The secrets a reference holds after its key, if `is_reference_key` accepts the key:
+    among the fields of a flow mapping (`{name: db, key: password}`), or its one value."""
+    if not is_reference_key(key.group("key")):
+        return []
+    mapping = _FLOW_MAPPING.match(text, key.end())
+    if mapping is not None:
+        fields = _FLOW_FIELD.finditer(text, mapping.start(), mapping.end())
+        values = [(field.group("field"), field) for field in fields]
+    else:
+        value = _REFERENCE_VALUE.match(text, key.end())
+        values = [] if value is None else [(None, value)]
+    return [
+        (value.start("value"), value.end("value"), shown)
+        for field, value in values
+        if (shown := reference_value_shown(field, value.group("value"))) is not None
+    ]
 
 
 def _whole(kind: MaskKind) -> Replacement:
@@ -285,12 +376,61 @@ _PHONE_END: Final = r"(?![\w.-]|:\d)"
 # ports and clock times start that way, so a number must not; only `tel:+...` may.
 _PHONE_START: Final = r"(?<![\w.+/:-])"
 _INTERNATIONAL_START: Final = r"(?<![\w.+/-])"
-# Patterns of tokens that announce their issuer, not tokens.
-_ISSUER_PATTERNS: Final = (
-    r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}|xox[abposr]-[A-Za-z0-9-]{10,}"
-    r"|glpat-[A-Za-z0-9_-]{20,}|sk-(?:proj-|live_|test_)?[A-Za-z0-9_-]{20,}|npm_[A-Za-z0-9]{36}"
-    r"|hf_[A-Za-z0-9]{30,}|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}"
+_PRIVATE_KEY_EDGE: Final = r"-{{4,5}} ?{edge} (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{{4,5}}"
+_AWS_KEY_ID: Final = (
+    r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b"
 )
+# An AWS secret access key: 40 characters of base64, with upper and lower case and digits
+# (a 40-digit hex commit id near a key id is no secret).
+_AWS_SIGNING_KEY: Final = (
+    r"(?<![A-Za-z0-9/+=])(?P<{name}>(?=[A-Za-z0-9/+]{{0,39}}[a-z])(?=[A-Za-z0-9/+]{{0,39}}[A-Z])"
+    r"(?=[A-Za-z0-9/+]{{0,39}}\d)[A-Za-z0-9/+]{{40}})(?![A-Za-z0-9/+=])"
+)
+# Near a key id: on the same line, at most this many characters apart (`id:secret`, `id,secret`
+# in a CSV of credentials, `--access-key id --secret-key secret`), in either order.
+_AWS_PAIR_GAP: Final = r"[^\n]{1,80}?"
+_AWS_PAIR: Final = (
+    _AWS_KEY_ID + _AWS_PAIR_GAP + _AWS_SIGNING_KEY.format(name="value")
+    + "|" + _AWS_SIGNING_KEY.format(name="value2") + _AWS_PAIR_GAP + _AWS_KEY_ID
+)  # fmt: skip
+# Patterns below that start with a character class, with what must not come before them
+# checked after it (`\d(?<![\w-]\d)`), are looked for only where that class matches: a
+# pattern that starts with a lookbehind is tried at every position of every line.
+#
+# Card numbers grouped by dots or underscores: only the groupings cards are printed in
+# (4-4-4-4, 4-4-4-4-3, 4-6-5, 4-6-4), so that versions, OIDs and timestamps stay.
+_CARD_DOTTED: Final = (
+    r"\d{4}(?<![\w.]\d{4})(?:([._])\d{4}\1\d{4}\1\d{4}(?:\1\d{1,3})?|([._])\d{6}\2\d{4,5})"
+    r"(?![\w]|\.\d)"
+)
+# US Social Security numbers: 123-45-6789 anywhere; undashed only after their label.
+_SSN: Final = r"\d(?<![\w-]\d)\d\d-\d\d-\d{4}(?![\w-]|\.\d)"
+_SSN_LABELLED: Final = (
+    r"([sS](?<!\w[sS])(?i:sn|ocial[ _-]security(?:[ _-]n(?:umber|o\.?))?)[\"']?\s*"
+    r"(?:[:=#]|is)?\s*[\"']?)(\d{3})[- ]?(\d{2})[- ]?(\d{4})\b"
+)
+# UK National Insurance numbers: QQ 12 34 56 C or QQ123456C, in capitals.
+_NINO: Final = r"[A-Z](?<!\w[A-Z])[A-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b"
+
+
+def _labelled_ssn(match: re.Match[str]) -> str | None:
+    """A labelled SSN (`SSN 123456789`), its label kept, when the SSA could issue it."""
+    if not ssn_valid(match.group(2), match.group(3), match.group(4)):
+        return None
+    return match.group(1) + MaskKind.NATIONAL_ID.placeholder
+
+
+def _value(kind: MaskKind) -> Replacement:
+    """Replace the group named `value…` that took part in the match (each alternative of the
+    pattern has one), keeping whatever else the pattern matched."""
+
+    def replace(match: re.Match[str]) -> str | None:
+        name = next(name for name, found in match.groupdict().items() if found is not None)
+        whole, offset = match.group(0), match.start()
+        start, end = match.span(name)
+        return whole[: start - offset] + kind.placeholder + whole[end - offset :]
+
+    return replace
 
 
 def _rules() -> tuple[TextRule, ...]:
@@ -300,8 +440,10 @@ def _rules() -> tuple[TextRule, ...]:
             MaskKind.SECRET,
             # A whole private key on one line (JSON with \n escapes), or its start when cut.
             re.compile(
-                r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
-                r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)",
+                _PRIVATE_KEY_EDGE.format(edge="BEGIN")
+                + ".*?(?:"
+                + _PRIVATE_KEY_EDGE.format(edge="END")
+                + "|$)",
                 re.DOTALL,
             ),
             _whole(MaskKind.SECRET),
@@ -316,6 +458,8 @@ def _rules() -> tuple[TextRule, ...]:
             _keep_prefix(MaskKind.SECRET),
         ),
         _fixed(MaskKind.JWT, r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"),
+        # A JWT in base64 once more, as a Secret's data holds a service account's token.
+        _verified(MaskKind.JWT, r"\bZXlK[A-Za-z0-9+/]{40,}={0,2}", is_encoded_jwt),
         Rule(
             MaskKind.TOKEN,
             re.compile(rf"(\bauthorization\s*[:=]\s*bearer\s+){NOT_MASKED}[^\s,;\"']+", flags),
@@ -353,34 +497,49 @@ def _rules() -> tuple[TextRule, ...]:
             ),
             _keep_prefix(MaskKind.SECRET),
         ),
+        # An AWS secret access key beside its key id, in either order, with no key name to
+        # say what it is (`AKIA…:wJalr…`, a CSV row, `--access-key AKIA… --secret wJalr…`).
+        Rule(MaskKind.SECRET, re.compile(_AWS_PAIR), _value(MaskKind.SECRET)),
+        # Cloud access key ids: AWS, Google (`AIza…`), Alibaba (`LTAI…`).
         _fixed(
-            MaskKind.ACCESS_KEY,
-            r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b",
+            MaskKind.ACCESS_KEY, rf"{_AWS_KEY_ID}|\bAIza[0-9A-Za-z_-]{{35}}|\bLTAI[A-Za-z0-9]{{20}}"
         ),
-        _fixed(MaskKind.ACCESS_KEY, r"\bAIza[0-9A-Za-z_-]{35}"),
-        # Tokens that announce their issuer by prefix (GitHub, Slack, GitLab, ...).
-        _fixed(MaskKind.TOKEN, rf"\b(?:{_ISSUER_PATTERNS})"),
+        # Tokens that announce their issuer by their shape (GitHub, Slack, GitLab, ...).
+        _fixed(MaskKind.TOKEN, issuer_pattern()),
+        _verified(
+            MaskKind.TOKEN, r"\b[MNO][\w-]{23,27}\.[\w-]{6}\.[\w-]{27,38}\b", is_discord_token
+        ),
+        # Webhook URLs whose path is the credential (Slack, Teams, Discord).
+        Rule(MaskKind.TOKEN, re.compile(webhook_pattern()), _keep_prefix(MaskKind.TOKEN)),
         Rule(
             MaskKind.SECRET,
+            # `aws_secret_access_key = …`, or as `aws configure set` takes it, after a space.
             re.compile(
-                rf"(\baws_secret_access_key[\"']?\s*[:=]\s*[\"']?){NOT_MASKED}[A-Za-z0-9/+=]{{40}}",
+                r"(\baws_secret_access_key[\"']?(?:\s*[:=]\s*|\s+)[\"']?)"
+                rf"{NOT_MASKED}[A-Za-z0-9/+=]{{40}}",
                 flags,
             ),
             _keep_prefix(MaskKind.SECRET),
         ),
+        # Passwords in a command's own flag: `mysql -pS3cret`, `sshpass -p S3cret`,
+        # `curl -u user:S3cret`, `openssl … -passin pass:S3cret`.
+        Rule(MaskKind.SECRET, re.compile(command_password_pattern()), _value(MaskKind.SECRET)),
+        # A secret written where a reference to a Secret names it.
+        ReferenceRule(re.compile(rf"{_KEY}[\"']?\s*[:=]\s*")),
         KeyedRule(
-            # An env entry written inline: {name: DB_PASSWORD, value: hunter2}, or its JSON.
+            # An env entry written inline: {name: DB_PASSWORD, value: hunter2}, or its JSON, or
+            # an XML setting: <add key="DbPassword" value="…"/>.
             re.compile(
-                r"[\"']?name[\"']?\s*[:=]\s*[\"']?(?P<key>[\w.-]{1,128})[\"']?\s*,\s*"
+                r"[\"']?(?:name|key)[\"']?\s*[:=]\s*[\"']?(?P<key>[\w.-]{1,128})[\"']?\s*,?\s*"
                 r"[\"']?value[\"']?\s*[:=]\s*",
                 re.IGNORECASE,
             ),
             re.compile(rf"{NOT_MASKED}(?:{_QUOTED_OR_WORD})"),
         ),
         KeyedRule(
-            # key=value, "key"="value", for every key `is_secret_key` accepts: the value ends
-            # at a space, as on a command line or in a query string.
-            re.compile(rf"{_KEY}[\"']?\s*=\s*"),
+            # key=value, "key"="value", "key" => "value", for every key `is_secret_key` accepts:
+            # the value ends at a space, as on a command line or in a query string.
+            re.compile(rf"{_KEY}[\"']?\s*=>?\s*"),
             re.compile(rf"{NOT_MASKED}(?:{_QUOTED_OR_WORD})"),
         ),
         KeyedRule(
@@ -397,13 +556,21 @@ def _rules() -> tuple[TextRule, ...]:
             MaskKind.SECRET,
             # Prose: "the password is Spr1ng2025!". Only a word with a digit or a symbol counts,
             # so that "the password is required" stays.
+            # Or right after its name, as in a chat or a ticket: "pw hunter22", but no path
+            # (`pwd /home/app`).
             re.compile(
-                r"(\b(?:password|passphrase|passwd|pwd|pin|secret|token|api key)s?\s+"
-                rf"(?:is|was|will be|set to|changed to)\s*:?\s+){NOT_MASKED}"
+                r"(\b(?:(?:password|passphrase|passwd|pwd|pin|secret|token|api key)s?\s+"
+                r"(?:is|was|will be|set to|changed to)\s*:?\s+"
+                rf"|(?:pw|pwd|passwd|password|passphrase)[ \t]+(?![/~]))){NOT_MASKED}"
                 r"(?=[^\s,;]*[\d!@#$%^&*])[^\s,;]{6,}",
                 re.IGNORECASE,
             ),
             _keep_prefix(MaskKind.SECRET),
+        ),
+        KeyedRule(
+            # What `aws configure set` sets: `aws configure set aws_session_token …`.
+            re.compile(r"aws[ \t]+configure[ \t]+set[ \t]+(?:[\w-]+\.)*(?P<key>[\w-]{1,64})\s+"),
+            re.compile(rf"{NOT_MASKED}(?!-)[^\s]+"),
         ),
         KeyedRule(
             # Command-line flags: --password hunter2, -token abc.
@@ -425,6 +592,10 @@ def _rules() -> tuple[TextRule, ...]:
             re.compile(r"\b[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]{1,4}){3,8}\b"),
             _iban,
         ),
+        _verified(MaskKind.NATIONAL_ID, _SSN, lambda text: ssn_valid(*text.split("-"))),
+        Rule(MaskKind.NATIONAL_ID, re.compile(_SSN_LABELLED), _labelled_ssn),
+        _verified(MaskKind.NATIONAL_ID, _NINO, nino_valid),
+        _verified(MaskKind.CARD, _CARD_DOTTED, lambda text: luhn_valid(re.sub(r"\D", "", text))),
         Rule(
             MaskKind.CARD,
             # Runs of digit groups joined by single spaces or dashes; `_card` finds the cards.
@@ -440,7 +611,12 @@ def _rules() -> tuple[TextRule, ...]:
             _checked(MaskKind.IP, _is_public_address),
         ),
         _verified(
-            MaskKind.IP, rf"(?<![\w.]){_OCTET}(?:\.{_OCTET}){{3}}(?!\.?\d)", _is_public_address
+            MaskKind.IP,
+            # A version with four parts is no address: `version 4.1.1.1`, `Chrome/120.0.0.0` in
+            # a user agent (after `//`, in a URL, it is one).
+            rf"(?<![\w.])(?<![A-Za-z]/)(?<!version )(?<!Version ){_OCTET}(?:\.{_OCTET}){{3}}"
+            r"(?!\.?\d)",
+            _is_public_address,
         ),
         Rule(
             MaskKind.PHONE,

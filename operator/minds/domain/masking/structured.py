@@ -3,8 +3,10 @@
 A value whose key names a secret is replaced whole by `MASK`, whatever it is (a string, a
 nested object, a list). So is the `value` of an entry whose `name` names a secret, as in a
 container's env list (`{name: DB_PASSWORD, value: ...}`), and every value under `data` and
-`stringData` of a Kubernetes Secret. Every other string, keys included, is masked as free text,
-so a note or a summary holding an e-mail address or a token is masked too.
+`stringData` of a Kubernetes Secret. Under a reference to a Secret (`secretRef`,
+`secretKeyRef`), the names it holds are kept and any other value is replaced: a secret written
+where its name belongs. Every other string, keys included, is masked as free text, so a note or
+a summary holding an e-mail address or a token is masked too.
 
 Values under keys naming who decided (`decidedBy`, `grantedBy`) keep their e-mail addresses:
 the ledger exists to say who authorised what, and that identity is the authenticated user the
@@ -24,7 +26,12 @@ from pydantic import JsonValue
 
 from minds.domain.free_form import storable
 from minds.domain.masking.blocks import mask_text
-from minds.domain.masking.keys import is_identity_key, is_secret_key
+from minds.domain.masking.keys import (
+    is_identity_key,
+    is_reference_key,
+    is_secret_key,
+    reference_hides_secret,
+)
 from minds.domain.masking.kinds import MaskKind
 
 MASK: Final = "***"
@@ -110,9 +117,22 @@ def _mapping(mapping: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
             masked[name] = MASK
         elif secret_data and key in _SECRET_DATA_KEYS and isinstance(value, Mapping):
             masked[name] = {_key(str(k), {}): MASK for k in value}
+        elif is_reference_key(name):
+            masked[name] = _reference(None, value)
         else:
             masked[name] = _value(value, identity=is_identity_key(name))
     return masked
+
+
+def _reference(field: str | None, value: JsonValue) -> JsonValue:
+    """A reference to a Secret (or one of its fields): names kept, anything else masked."""
+    if field is None and isinstance(value, Mapping):
+        return {_key(str(k), {}): _reference(str(k), v) for k, v in value.items()}
+    if value is None or isinstance(value, bool) or value == "":
+        return value
+    if isinstance(value, str) and not reference_hides_secret(field, value):
+        return value
+    return MASK
 
 
 def _names_secret(mapping: Mapping[str, JsonValue]) -> bool:
