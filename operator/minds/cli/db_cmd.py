@@ -12,7 +12,7 @@ from minds.adapters.kube.checkpoints import CheckpointUnavailable, read_checkpoi
 from minds.adapters.ledger import redact_url, schema_status
 from minds.adapters.ledger import upgrade as upgrade_schema
 from minds.adapters.ledger.db import DATABASE_URL_ENV, OWNER_URL_ENV, READER_URL_ENV
-from minds.adapters.ledger.keys import LedgerKeyError, LedgerKeys, load_keys
+from minds.adapters.ledger.keys import KEYS_DIR_ENV, LedgerKeyError, LedgerKeys, load_keys
 from minds.adapters.ledger.privileges import APP_ROLE_ENV, READER_ROLE_ENV, LedgerRoleError
 from minds.adapters.ledger.verify import parse_heads, verify_chains
 from minds.cli.kube import connect
@@ -144,6 +144,7 @@ def verify(
     keys_dir: Path | None = typer.Option(
         None,
         "--keys-dir",
+        envvar=KEYS_DIR_ENV,
         help="The ledger's keys (one file per key id), to check every seal with; without, the "
         "plain chains and the switches are checked and the seals are not.",
     ),
