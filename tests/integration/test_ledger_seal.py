@@ -18,8 +18,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from minds.adapters.ledger import Ledger
+from minds.adapters.ledger import APPEND_ONLY_SQLSTATE, Ledger
 from minds.adapters.ledger.chain import CANONICAL_SETTINGS, row_hash_sql
+from minds.adapters.ledger.schema import SEAL_TABLES
 from minds.domain.ledger_seal import SealedCheckpoint, SealingKey
 from minds.engine.checkpoints import LedgerCheckpoints
 from tests.fixtures.postgres import LedgerDatabase, connect
@@ -202,6 +203,19 @@ def test_the_application_role_cannot_change_a_seal_or_a_row(
                 "INSERT INTO ledger_seals (table_name, row_order, seal, seal_key, seal_alg) "
                 "VALUES ('events', 1, '\\x00', 'k1', 'hmac-sha256')"
             )
+
+
+@pytest.mark.parametrize("table", SEAL_TABLES)
+@pytest.mark.parametrize(
+    "statement", ["UPDATE {t} SET seal = seal", "DELETE FROM {t}", "TRUNCATE {t}"]
+)
+def test_the_seals_are_append_only_for_the_owner_too(
+    sealed: Ledger, ledger_database: LedgerDatabase, table: str, statement: str
+) -> None:
+    sealed.append_event(event("a"))
+    with connect(ledger_database.owner_url) as conn, pytest.raises(psycopg.Error) as refused:
+        conn.execute(statement.format(t=table))  # type: ignore[arg-type]
+    assert refused.value.sqlstate == APPEND_ONLY_SQLSTATE
 
 
 def test_rotation_keeps_old_rows_verifiable_with_the_old_key(

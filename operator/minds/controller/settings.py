@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Final
 
+from minds.adapters.kube.checkpoints import CHECKPOINT_CONFIGMAP_ENV, NAMESPACE_ENV
 from minds.adapters.ledger.keys import LedgerKeyError, LedgerKeys, keys_from_env
 from minds.adapters.metrics import (
     BIND_ENV,
@@ -30,13 +31,10 @@ PRICES_ENV: Final = "MINDS_CAPABILITY_PRICES"
 APPROVAL_TTL_ENV: Final = "MINDS_APPROVAL_TTL_SECONDS"
 #: A person needs time to read a request; a week-old request no longer describes the world.
 APPROVAL_TTL_BOUNDS: Final = (timedelta(minutes=1), timedelta(days=7))
-#: The chart's ``ledger.checkpoint``: the ConfigMap (in the controller's namespace) that keeps
-#: the chains' heads outside the database, and how often they are written when they moved.
-CHECKPOINT_CONFIGMAP_ENV: Final = "MINDS_LEDGER_CHECKPOINT_CONFIGMAP"
+#: The chart's ``ledger.checkpoint.intervalSeconds``: how often the chains' heads are written
+#: to the checkpoint ConfigMap (``CHECKPOINT_CONFIGMAP_ENV``) when they moved.
 CHECKPOINT_SECONDS_ENV: Final = "MINDS_LEDGER_CHECKPOINT_SECONDS"
 DEFAULT_CHECKPOINT_INTERVAL: Final = timedelta(minutes=5)
-#: The namespace the controller runs in (the chart sets it from the Pod's).
-NAMESPACE_ENV: Final = "MINDS_CONTROLLER_NAMESPACE"
 
 
 class ConfigError(RuntimeError):

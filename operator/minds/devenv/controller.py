@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from minds.adapters.kube.checkpoints import CHECKPOINT_CONFIGMAP_ENV, NAMESPACE_ENV
 from minds.adapters.ledger.keys import KEYS_DIR_ENV
 from minds.adapters.metrics.serve import BIND_ENV as METRICS_BIND_ENV
-from minds.controller.settings import CHECKPOINT_CONFIGMAP_ENV, NAMESPACE_ENV
 from minds.devenv import process
 from minds.devenv.ports import free_port
 

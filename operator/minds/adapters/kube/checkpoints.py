@@ -8,12 +8,26 @@ resourceVersion read, so two controllers never both advance one sequence.
 
 from __future__ import annotations
 
+from typing import Final
+
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from minds.domain.ledger_seal import SealedCheckpoint
 
-__all__ = ["CheckpointConfigMap", "CheckpointUnavailable", "read_checkpoint"]
+__all__ = [
+    "CHECKPOINT_CONFIGMAP_ENV",
+    "NAMESPACE_ENV",
+    "CheckpointConfigMap",
+    "CheckpointUnavailable",
+    "read_checkpoint",
+]
+
+#: The namespace the controller runs in (the chart sets it from the Pod's), where its
+#: checkpoint ConfigMap is.
+NAMESPACE_ENV: Final = "MINDS_CONTROLLER_NAMESPACE"
+#: The checkpoint ConfigMap's name (the chart's ``<release>-ledger-checkpoint``).
+CHECKPOINT_CONFIGMAP_ENV: Final = "MINDS_LEDGER_CHECKPOINT_CONFIGMAP"
 
 
 class CheckpointUnavailable(RuntimeError):

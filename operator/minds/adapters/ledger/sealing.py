@@ -1,12 +1,12 @@
 """Sealing what a transaction appends: one place for every chained table.
 
-Each insert into a chained table returns the rows it wrote with their chain columns (order,
-namespace, mind, `row_hash`: `chain_columns`) and hands them to `note_chained`. When the
+Each insert into a chained table is built by `returning_chained` and run by `appended`, which
+keeps the rows it wrote with their chain columns (order, namespace, mind, `row_hash`). When the
 transaction is about to commit, `Sealer.seal` computes the HMAC of each (the key never reaches
 the database) and writes them all in one INSERT into `ledger_seals`, and, for a chain whose
 first sealed row this is, the chain's switch, in the same transaction: a row is committed
 sealed or not at all. Without a key (the development mode docs/ledger.md describes) nothing is
-sealed, and the ledger says so (`Sealer.sealing`).
+sealed: the controller says so in its log and in ``minds_ledger_sealed``.
 """
 
 from __future__ import annotations
@@ -69,10 +69,6 @@ class Sealer:
         # Chains whose switch this process has seen written: no second insert is tried.
         self._switched: set[tuple[str, str, str]] = set()
         self._lock = threading.Lock()
-
-    @property
-    def sealing(self) -> bool:
-        return self.key is not None
 
     def seal(self, session: Session) -> list[tuple[str, str, str]]:
         """Seal every row this transaction appended (call just before it commits); returns

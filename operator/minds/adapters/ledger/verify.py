@@ -6,10 +6,13 @@ content after that (`chain.row_hash_sql`, evaluated here in a query of our own, 
 function stored in the database). An edited row breaks its own seal; a deleted row breaks the
 link of the row after it; a row slipped in breaks the link of the row after it, or its own seal.
 
-What the chain cannot show on its own: removing a mind's newest rows, or an owner rewriting a
-whole chain consistently. For that, `Verification.heads` gives each chain's newest hash: kept
-somewhere the database's owner cannot write and passed back as `anchors` on the next run, each
-must still be a row of its chain, or history was rewritten (`Verification.lost`).
+What the chain cannot show on its own: an owner rewriting a whole chain consistently, or
+removing a mind's newest rows. With the keys (`keys`), each row's seal (`ledger_seals`, see
+`minds.domain.ledger_seal`) is checked too, which nobody without the key can recompute, and the
+chain's switch: unsealed rows are accepted before it only. Removed newest rows are shown by a
+head kept outside the database: a `checkpoint` the controller kept (every head it names must
+still be that row, and the database must not hold a newer checkpoint of it), or `anchors`
+from an earlier run (`Verification.heads`, each still a row of its chain or `lost`).
 """
 
 from __future__ import annotations
