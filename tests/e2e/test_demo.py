@@ -67,6 +67,13 @@ def test_demo_on_an_existing_cluster_and_postgres(
         verified = minds("db", "verify", env=env)
         assert verified.returncode == 0, verified.stdout
         assert "ledger intact" in verified.stdout
+        # The demo's controller seals with the stack's key (docs/ledger.md#the-key).
+        assert (state / "ledger-keys" / "k1").exists()
+        assert re.search(
+            r"^chain events default/atlas-keeper: \d+ rows, [1-9]\d* sealed, sealed from row",
+            verified.stdout,
+            re.MULTILINE,
+        ), verified.stdout
         # While the demo's controller still runs, so its finalizer is released.
         world.kubectl("delete", "mind", "atlas-keeper", "-n", "default", "--timeout=60s")
         world.kubectl("delete", "deployment", "atlas-worker", "-n", "default")

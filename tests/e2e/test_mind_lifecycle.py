@@ -209,6 +209,7 @@ def test_kopf_run_serves_the_same_handlers(
         database_url=e2e_database_url,
         state_dir=tmp_path,
         name="kopf-run",
+        extra_env=cluster.ledger_env(),
         via_kopf=True,
     )
     try:

@@ -278,6 +278,7 @@ def test_work_in_flight_across_the_upgrade_from_0_1_0_finishes_exactly_once(
         controller_kubeconfig=service_account_kubeconfig(
             kube, tmp_path / "sa.kubeconfig", namespace=NAMESPACE, account=ACCOUNT
         ),
+        ledger_keys=tmp_path / "ledger-keys",
     )
 
     mind(

@@ -17,13 +17,20 @@ from psycopg.conninfo import make_conninfo
 from sqlalchemy import make_url
 
 from minds.adapters.ledger import Ledger, LedgerRoleError, check_app_role
-from minds.adapters.ledger.verify import CHANGED, ChainBreak
+from minds.adapters.ledger.verify import (
+    CHANGED,
+    SEAL_MISMATCH,
+    ChainBreak,
+    ChainSummary,
+    Unverified,
+)
 from minds.devenv.install import repo_root
 from tests.fixtures.docs import run_documented, sh_commands
 
 pytestmark = pytest.mark.integration
 
 DOC = repo_root() / "docs" / "ledger.md"
+KEYED_SECTIONS = ("The key", "Checkpoints")
 _SQL = re.compile(r"^```sql\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
@@ -109,7 +116,9 @@ def test_the_documented_setup_upgrade_and_verify_work(
         "MINDS_DATABASE_APP_ROLE": documented_names["minds_app"],
         "MINDS_DATABASE_READER_ROLE": documented_names["minds_reader"],
     }
-    outputs = run_documented(sh_commands(DOC), {}, env, tmp_path)
+    # The key's and the checkpoints' commands need a cluster: tests/e2e/test_ledger_checkpoint.
+    commands = sh_commands(DOC, skip=KEYED_SECTIONS)
+    outputs = run_documented(commands, {}, env, tmp_path)
     assert "ledger intact: 0 rows in 0 chains" in outputs["minds db verify"]
 
     with psycopg.connect(reader_url, autocommit=True) as conn:
@@ -134,3 +143,8 @@ def test_the_documented_break_is_what_verify_prints() -> None:
         reason=CHANGED,
     )
     assert f"BROKEN {documented.describe()}" in DOC.read_text()
+    summary = ChainSummary("events", "ops", "keeper", rows=12, sealed=9, switch=4)
+    assert f"`chain {summary.describe()}`" in DOC.read_text()
+    unverified = Unverified("events", "ops", "keeper", "k1", 2).describe()
+    assert "sealed under key 'k1', which the keys given do not hold" in unverified
+    assert SEAL_MISMATCH.startswith("its seal does not match")

@@ -16,7 +16,7 @@ from sqlalchemy import make_url
 
 from minds.adapters.ledger import LedgerRoleError, check_app_role, upgrade, verify_chains
 from minds.adapters.ledger.privileges import TABLE_GRANTS
-from minds.adapters.ledger.schema import APPEND_ONLY_TABLES, Base
+from minds.adapters.ledger.schema import APPEND_ONLY_TABLES, SEAL_TABLES, Base
 from minds.devenv.postgres import prepare_ledger_database
 from tests.fixtures.postgres import LedgerDatabase, connect
 
@@ -70,7 +70,10 @@ BYPASSES = {
     "fake the schema version": "UPDATE alembic_version SET version_num = '9999'",
     "rewind a sequence": "SELECT setval(pg_get_serial_sequence('events', 'id'), 1)",
     "become the owner": "SET ROLE minds_owner",
-    **{f"update {t}": f"UPDATE {t} SET id = id" for t in APPEND_ONLY_TABLES},  # noqa: S608
+    **{
+        f"update {t}": f"UPDATE {t} SET {'seal' if t in SEAL_TABLES else 'id'} = NULL"  # noqa: S608
+        for t in APPEND_ONLY_TABLES
+    },
     **{f"delete {t}": f"DELETE FROM {t}" for t in APPEND_ONLY_TABLES},  # noqa: S608
 }
 

@@ -82,7 +82,12 @@ two definitions of one name leave the Pod with the last, silently overriding tha
   "MINDS_MODEL_ENDPOINTS" "modelEndpoints"
   "MINDS_CAPABILITY_PRICES" "capabilities.prices"
   "MINDS_APPROVAL_TTL_SECONDS" "approvals.ttlSeconds"
-  "MINDS_LOG_FORMAT" "controller.logFormat" -}}
+  "MINDS_LOG_FORMAT" "controller.logFormat"
+  "MINDS_LEDGER_KEYS_DIR" "ledger.keys"
+  "MINDS_LEDGER_ACTIVE_KEY" "ledger.keys.activeKey"
+  "MINDS_LEDGER_CHECKPOINT_CONFIGMAP" "ledger.keys (the checkpoint ConfigMap)"
+  "MINDS_LEDGER_CHECKPOINT_SECONDS" "ledger.checkpoint.intervalSeconds"
+  "MINDS_CONTROLLER_NAMESPACE" "the Pod's own namespace" -}}
 {{- range $var := .Values.controller.extraEnv -}}
 {{- with get $chartSets $var.name -}}
 {{- fail (printf "controller.extraEnv: %s is set by the chart from %s; set that instead" $var.name .) -}}
@@ -96,7 +101,7 @@ two definitions of one name leave the Pod with the last, silently overriding tha
 {{/* controller.extraVolumes, refused where one takes the name of a volume the chart mounts. */}}
 {{- define "minds.extraVolumes" -}}
 {{- range .Values.controller.extraVolumes -}}
-{{- if has .name (list "model-endpoints" "tmp") -}}
+{{- if has .name (list "model-endpoints" "tmp" "ledger-keys") -}}
 {{- fail (printf "controller.extraVolumes: %s is the name of a volume of the chart's own" .name) -}}
 {{- end -}}
 {{- end -}}
@@ -138,4 +143,13 @@ read that as "stop managing the CRDs".
 {{- define "minds.crdLabels" -}}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{/* The Secret of the ledger's sealing keys, if any: existing, or created by the chart. */}}
+{{- define "minds.ledgerKeysSecret" -}}
+{{- if .Values.ledger.keys.existingSecret -}}
+{{- .Values.ledger.keys.existingSecret -}}
+{{- else if .Values.ledger.keys.create -}}
+{{- include "minds.fullname" . }}-ledger-keys
+{{- end -}}
 {{- end -}}

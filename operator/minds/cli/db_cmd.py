@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
+from kubernetes.config import ConfigException
 
+from minds.adapters.kube.checkpoints import CheckpointUnavailable, read_checkpoint
 from minds.adapters.ledger import redact_url, schema_status
 from minds.adapters.ledger import upgrade as upgrade_schema
 from minds.adapters.ledger.db import DATABASE_URL_ENV, OWNER_URL_ENV, READER_URL_ENV
+from minds.adapters.ledger.keys import KEYS_DIR_ENV, LedgerKeyError, LedgerKeys, load_keys
 from minds.adapters.ledger.privileges import APP_ROLE_ENV, READER_ROLE_ENV, LedgerRoleError
 from minds.adapters.ledger.verify import parse_heads, verify_chains
+from minds.cli.kube import connect
+from minds.cli.options import CONTEXT, KUBECONFIG
+from minds.domain.ledger_seal import SealedCheckpoint
 
 app = typer.Typer(help="Manage the Postgres ledger.", no_args_is_help=True)
 
@@ -93,6 +100,37 @@ def status(database_url: str | None = READER_URL) -> None:
         raise typer.Exit(1)
 
 
+CHECKPOINT_SOURCE = "configmap:"
+
+
+def _keys(keys_dir: Path | None) -> LedgerKeys | None:
+    if keys_dir is None:
+        return None
+    try:
+        return load_keys(keys_dir)
+    except LedgerKeyError as exc:
+        typer.echo(f"error: --keys-dir: {exc}", err=True)
+        raise typer.Exit(2) from exc
+
+
+def _checkpoint(
+    source: str | None, kubeconfig: str | None, context: str | None
+) -> SealedCheckpoint | None:
+    """A file holding the checkpoint ConfigMap's data as JSON, or ``configmap:NS/NAME``."""
+    if source is None:
+        return None
+    try:
+        if source.startswith(CHECKPOINT_SOURCE):
+            namespace, _, name = source.removeprefix(CHECKPOINT_SOURCE).partition("/")
+            if not namespace or not name:
+                raise ValueError(f"not {CHECKPOINT_SOURCE}NAMESPACE/NAME")
+            return read_checkpoint(connect(kubeconfig, context), namespace, name)
+        return SealedCheckpoint.from_data(json.loads(Path(source).read_text()))
+    except (OSError, ValueError, CheckpointUnavailable, ConfigException) as exc:
+        typer.echo(f"error: --checkpoint {source}: {exc}", err=True)
+        raise typer.Exit(2) from exc
+
+
 @app.command()
 def verify(
     database_url: str | None = READER_URL,
@@ -103,23 +141,59 @@ def verify(
         "rewritten with today's when the ledger is intact. Keep it where the database's "
         "owner cannot write.",
     ),
+    keys_dir: Path | None = typer.Option(
+        None,
+        "--keys-dir",
+        envvar=KEYS_DIR_ENV,
+        help="The ledger's keys (one file per key id), to check every seal with; without, the "
+        "plain chains and the switches are checked and the seals are not.",
+    ),
+    checkpoint: str | None = typer.Option(
+        None,
+        "--checkpoint",
+        help="The controller's checkpoint: a file holding its ConfigMap's data as JSON, or "
+        f"{CHECKPOINT_SOURCE}NAMESPACE/NAME to read it from the cluster. Needs --keys-dir.",
+    ),
+    kubeconfig: str | None = KUBECONFIG,
+    context: str | None = CONTEXT,
 ) -> None:
-    """Recompute the hash chains of the append-only tables (exit 1 at the first break of any
-    chain, naming table, mind and row, or if a kept head is no longer in its chain)."""
+    """Recompute the hash chains of the append-only tables and check their seals (exit 1 at
+    the first row of any chain that does not hold, naming table, mind and row, or if a kept
+    head or a checkpointed head is no longer in its chain)."""
     url = _reader_url(database_url)
     try:
         anchors = parse_heads(heads_file.read_text()) if heads_file and heads_file.exists() else []
     except ValueError as exc:
         typer.echo(f"error: --heads-file {heads_file}: {exc}", err=True)
         raise typer.Exit(2) from exc
-    result = verify_chains(url, anchors)
+    keys = _keys(keys_dir)
+    if checkpoint is not None and keys is None:
+        typer.echo("error: --checkpoint needs --keys-dir: its seal is checked first", err=True)
+        raise typer.Exit(2)
+    kept = _checkpoint(checkpoint, kubeconfig, context)
+    result = verify_chains(url, anchors, keys, kept)
+    for summary in result.summaries:
+        typer.echo(f"chain {summary.describe()}")
     for broken in result.breaks:
         typer.echo(f"BROKEN {broken.describe()}")
     for lost in result.lost:
         typer.echo(f"LOST {lost.line()}: no longer in its chain (history was rewritten)")
+    for unverified in result.unverified:
+        typer.echo(f"UNVERIFIED {unverified.describe()}")
+    for problem in result.checkpoint:
+        typer.echo(f"CHECKPOINT {problem}")
     if not result.intact:
         raise typer.Exit(1)
     if heads_file is not None:
         heads_file.write_text("".join(f"{head.line()}\n" for head in result.heads))
     checked = f", {len(anchors)} kept heads found" if anchors else ""
-    typer.echo(f"ledger intact: {result.rows} rows in {result.chains} chains{checked}")
+    if kept is not None:
+        checked += (
+            f", checkpoint {kept.checkpoint.sequence} of {kept.checkpoint.name} holds "
+            f"({len(kept.checkpoint.heads)} heads)"
+        )
+    if result.keys is None:
+        seals = f"{result.sealed} sealed rows, seals not checked (no --keys-dir)"
+    else:
+        seals = f"{result.sealed} sealed rows, every seal checked"
+    typer.echo(f"ledger intact: {result.rows} rows in {result.chains} chains{checked}; {seals}")

@@ -17,12 +17,12 @@ from typing import Any
 import typer
 
 from minds import __version__
+from minds.adapters.kube.checkpoints import NAMESPACE_ENV
 from minds.cli.options import CONTEXT, KUBECONFIG, OUTPUT, Output, emit
 from minds.domain.metrics.catalogue import BUILD_INFO
 
 #: The namespace docs/install.md installs the chart into.
 DEFAULT_NAMESPACE = "minds-system"
-NAMESPACE_ENV = "MINDS_CONTROLLER_NAMESPACE"
 #: The labels of the chart's metrics Service (templates/metrics-service.yaml), release aside.
 SERVICE_SELECTOR = "app.kubernetes.io/name=minds-operator,app.kubernetes.io/component=controller"
 #: The Service's port that serves /metrics (its name, so the port number may be any).

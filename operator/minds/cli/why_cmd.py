@@ -93,12 +93,20 @@ def fork(
     work: inherited intentions are suspended; plans, approvals and grants stay behind."""
     from datetime import UTC, datetime
 
+    from minds.adapters.ledger.keys import LedgerKeyError, keys_from_env
     from minds.engine.fork_service import ForkService
 
     if not database_url:
         typer.echo(f"error: the ledger is needed: set {DATABASE_URL_ENV}", err=True)
         raise typer.Exit(2)
-    with Ledger.from_url(database_url) as ledger:
+    try:
+        # What it writes is sealed like the controller's when the keys are given.
+        keys = keys_from_env()
+    except LedgerKeyError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    key = keys.active if keys is not None else None
+    with Ledger.from_url(database_url, key=key) as ledger:
         service = ForkService(
             resources=KubeResources(connect(kubeconfig, context)),
             ledger=ledger,

@@ -63,7 +63,11 @@ async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) 
     memo.plans = work.Plans(queue, ticks)
     # Before any watch starts: the Minds' feed tells it which goals to watch.
     memo.goals = watch_goals(wiring, config, queue)
-    work.start(queue, work.jobs(wiring, queue, memo.plans))
+    work.start(
+        queue,
+        work.jobs(wiring, queue, memo.plans, config.checkpoint_interval),
+        checkpoints=wiring.checkpoints is not None,
+    )
 
 
 @kopf.on.cleanup()

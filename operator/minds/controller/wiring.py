@@ -13,6 +13,7 @@ from kubernetes.client import ApiClient
 
 from minds.adapters.drivers import default_drivers
 from minds.adapters.drivers.kubernetes import KubernetesDriver
+from minds.adapters.kube.checkpoints import CheckpointConfigMap
 from minds.adapters.kube.client import KubeEvents, KubeResources, api_client
 from minds.adapters.kube.posting import BackgroundEvents
 from minds.adapters.kube.secrets import SecretUnavailable, model_key
@@ -33,6 +34,7 @@ from minds.domain.workqueue import Work
 from minds.engine.approval_service import ApprovalService
 from minds.engine.assembly import EnginePorts, assemble, this_process
 from minds.engine.capability_service import CapabilityService
+from minds.engine.checkpoints import LedgerCheckpoints
 from minds.engine.cycle import MindCycle
 from minds.engine.executor import Executor
 from minds.engine.grant_service import GrantService
@@ -65,6 +67,8 @@ class Wiring:
     bodies: WorkloadBodies
     metrics: ControllerMetrics | None = None
     workloads: WorkloadWatches | None = None
+    #: The chains' heads kept outside the database (None: no key, or no object configured).
+    checkpoints: LedgerCheckpoints | None = None
 
     def close(self) -> None:
         if self.workloads is not None:
@@ -110,12 +114,26 @@ def build(config: ControllerConfig) -> Wiring:
     as a role that could rewrite what it wrote."""
     check_schema(config.database_url)
     check_app_role(config.database_url)
+    key = config.ledger_keys.active if config.ledger_keys is not None else None
+    if key is None:
+        log.warning(
+            "the ledger is UNSEALED: no key (MINDS_LEDGER_KEYS_DIR), so anyone who can write "
+            "the database can rewrite it unseen; development only (docs/ledger.md#the-key)"
+        )
+    else:
+        log.info("the ledger seals what it appends with key %r", key.id)
     ledger = Ledger.from_url(
         config.database_url,
+        key=key,
         pool_size=WORKERS.ledger_connections,
         max_overflow=WORKERS.ledger_overflow,
     )
     api = api_client(config.kubeconfig, config.context, connections=WORKERS.api_connections)
+    checkpoints = None
+    if key is not None and config.checkpoint_object is not None:
+        checkpoints = LedgerCheckpoints(
+            ledger, CheckpointConfigMap(api, *config.checkpoint_object), utc_now
+        )
     # The engine reads our own kinds from the watch and writes them to the API server.
     store = WatchStore(kind.plural for kind in WATCHED)
     resources = WatchedResources(store, KubeResources(api))
@@ -124,6 +142,7 @@ def build(config: ControllerConfig) -> Wiring:
     # The state gauges are computed from what the watch holds: a scrape costs no API request.
     metrics = start_metrics(config.metrics_bind_address, store, ledger, utc_now)
     ledger.observe(metrics.process)
+    metrics.process.ledger_sealed(key is not None)
     registry = config.registry  # priced by the platform team's configuration
     prices = {name: spec.money for name, spec in registry.specs.items() if spec.money}
     log.info(
@@ -159,6 +178,7 @@ def build(config: ControllerConfig) -> Wiring:
         store=store,
         events=events,
         bodies=bodies,
+        checkpoints=checkpoints,
     )
 
 

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from minds.controller.plan_ticks import PlanTicks
 from minds.controller.queue import Job, Queue
+from minds.controller.settings import DEFAULT_CHECKPOINT_INTERVAL
 from minds.controller.watch import accepted_mind
 from minds.controller.wiring import Wiring, utc_now
 from minds.domain.errors import Refused
@@ -37,6 +38,11 @@ GRANT_SECONDS = timedelta(seconds=10)
 REFUSED_SECONDS = timedelta(seconds=10)
 #: The one key of the retention sweep: it looks at every finished plan at once.
 RETENTION_KEY = ("", "plans")
+#: The one key of the ledger's checkpoint: every chain's head at once.
+CHECKPOINT_KEY = ("", "ledger")
+
+#: What the checkpoint's runs are counted as (it is about no resource).
+LEDGER_KIND = "Ledger"
 
 _LIVE_GRANTS = frozenset({GrantPhase.PENDING, GrantPhase.ACTIVE})
 _UNDECIDED = ("Pending", "Approved", None)
@@ -223,7 +229,19 @@ def _retention(wiring: Wiring, _namespace: str, _name: str) -> timedelta:
     return next_look(due, utc_now())
 
 
-def jobs(wiring: Wiring, queue: Adds, plans: Plans) -> dict[Work, Job]:
+def _checkpoint(wiring: Wiring, every: timedelta, _namespace: str, _name: str) -> timedelta:
+    """Keep the chains' heads outside the database if they moved; again after ``every``."""
+    if wiring.checkpoints is not None:
+        wiring.checkpoints.run()
+    return every
+
+
+def jobs(
+    wiring: Wiring,
+    queue: Adds,
+    plans: Plans,
+    checkpoint_every: timedelta = DEFAULT_CHECKPOINT_INTERVAL,
+) -> dict[Work, Job]:
     """The dispatch table. ``refused`` keeps what each did before the queue: work a watch
     event started was dropped until the next event, a plan's tick looked again 10 s later."""
     return {
@@ -248,12 +266,19 @@ def jobs(wiring: Wiring, queue: Adds, plans: Plans) -> dict[Work, Job]:
         Work.RETENTION: Job(
             partial(_retention, wiring), PLAN.kind, refused=REFUSED_SECONDS, gone_ends=False
         ),
+        Work.CHECKPOINT: Job(
+            partial(_checkpoint, wiring, checkpoint_every), LEDGER_KIND, gone_ends=False
+        ),
     }
 
 
-def start(queue: Queue, table: Mapping[Work, Job]) -> None:
+def start(queue: Queue, table: Mapping[Work, Job], checkpoints: bool = False) -> None:
     """The retention sweep's first look waits a minute: the store fills from the watch after
     start-up, and the plans that finished while the controller was down conclude first (a
-    sweep only ever removes what it sees, so an early look would only remove less)."""
+    sweep only ever removes what it sees, so an early look would only remove less). The
+    ledger's first checkpoint is at once: it shows where the chains are as this controller
+    starts appending."""
     queue.add_after(Work.RETENTION, *RETENTION_KEY, MIN_LOOK)
+    if checkpoints:
+        queue.add(Work.CHECKPOINT, *CHECKPOINT_KEY)
     queue.start(table)

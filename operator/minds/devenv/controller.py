@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import os
+import secrets
 import sys
 import urllib.error
 import urllib.request
@@ -10,12 +12,37 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from minds.adapters.kube.checkpoints import CHECKPOINT_CONFIGMAP_ENV, NAMESPACE_ENV
+from minds.adapters.ledger.keys import KEYS_DIR_ENV
 from minds.adapters.metrics.serve import BIND_ENV as METRICS_BIND_ENV
 from minds.devenv import process
 from minds.devenv.ports import free_port
 
 #: The chart's livenessProbe.timeoutSeconds.
 LIVENESS_TIMEOUT_SECONDS = 5
+#: The local stack's ledger key and the checkpoint ConfigMap the chart renders for it.
+LEDGER_KEY_ID = "k1"
+CHECKPOINT_CONFIGMAP = "minds-ledger-checkpoint"
+
+
+def ledger_keys(directory: Path) -> Path:
+    """A directory holding one sealing key (``k1``, 32 random bytes as base64), made once and
+    kept: the local stack's stand-in for the chart's mounted Secret (docs/ledger.md)."""
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    key = directory / LEDGER_KEY_ID
+    if not key.exists():
+        key.touch(mode=0o600)
+        key.write_bytes(base64.b64encode(secrets.token_bytes(32)) + b"\n")
+    return directory
+
+
+def ledger_env(keys: Path, namespace: str) -> dict[str, str]:
+    """What a controller of the local stack is told of its key and its checkpoint."""
+    return {
+        KEYS_DIR_ENV: str(ledger_keys(keys)),
+        NAMESPACE_ENV: namespace,
+        CHECKPOINT_CONFIGMAP_ENV: CHECKPOINT_CONFIGMAP,
+    }
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,9 @@ def render_chart(
         # Required by the chart for the Deployment and the Job, which are not installed here.
         "migrations.enabled": False,
         "database.url.secretName": "minds-database",
+        # Renders the checkpoint ConfigMap and the Role that lets the controller update it
+        # (the key itself is a local file: ``controller.ledger_env``).
+        "ledger.keys.existingSecret": "minds-ledger-keys",
     }
     args = [str(helm_binary(root)), "template", "minds", str(chart_dir(root))]
     args += ["--namespace", namespace, "--include-crds"]
@@ -107,7 +110,15 @@ def render_chart(
     proc = subprocess.run(args, capture_output=True, text=True, timeout=120, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"helm template failed:\n{proc.stderr}")
-    return [d for d in yaml.safe_load_all(proc.stdout) if d and d.get("kind") in CLUSTER_KINDS]
+    return [d for d in yaml.safe_load_all(proc.stdout) if d and _installed(d)]
+
+
+def _installed(obj: dict[str, Any]) -> bool:
+    """The cluster-scoped and RBAC part, and the ledger's checkpoint ConfigMap (created by
+    the chart, updated by the controller, which may not create it)."""
+    if obj.get("kind") == "ConfigMap":
+        return bool(obj["metadata"]["name"].endswith("-ledger-checkpoint"))
+    return obj.get("kind") in CLUSTER_KINDS
 
 
 def install_chart(

@@ -17,10 +17,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from minds.adapters.ledger import upgrade
+from minds.adapters.ledger.keys import KEYS_DIR_ENV
 from minds.devenv import cluster as devcluster
 from minds.devenv import postgres
-from minds.devenv.controller import ControllerHandle, start_controller
+from minds.devenv.controller import ControllerHandle, ledger_env, start_controller
 from minds.devenv.install import (
+    CONTROLLER_NAMESPACE,
     bind_people,
     install_chart,
     repo_root,
@@ -56,6 +58,7 @@ class Stack:
             f"export MINDS_DATABASE_URL={self.database_url}\n"
             f"export MINDS_DATABASE_OWNER_URL={self.owner_database_url}\n"
             f"export MINDS_DATABASE_READER_URL={self.reader_database_url or self.database_url}\n"
+            f"export {KEYS_DIR_ENV}={self.state_dir / 'ledger-keys'}\n"
             f'export PATH="{bin_dir}:$PATH"\n'
         )
 
@@ -149,7 +152,10 @@ def up(
     (state_dir / "env").write_text(stack.env_lines())
     if with_controller and read_pid(state_dir / "controller.pid") is None:
         start_controller(
-            kubeconfig=controller_kubeconfig, database_url=database_url, state_dir=state_dir
+            kubeconfig=controller_kubeconfig,
+            database_url=database_url,
+            state_dir=state_dir,
+            extra_env=ledger_env(state_dir / "ledger-keys", CONTROLLER_NAMESPACE),
         )
     return stack
 

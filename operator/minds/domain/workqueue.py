@@ -45,6 +45,7 @@ class Work(StrEnum):
     WITHDRAWAL = "withdrawal"
     GRANT = "grant"
     RETENTION = "retention"
+    CHECKPOINT = "checkpoint"
 
 
 @dataclass(frozen=True)

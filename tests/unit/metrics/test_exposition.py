@@ -96,6 +96,15 @@ def test_ledger_write_time_counts_writing_transactions_only(
     assert value(registry, "minds_ledger_errors_total") == 1
 
 
+def test_an_unsealed_ledger_shows_in_a_gauge(
+    registry: CollectorRegistry, process: ProcessMetrics
+) -> None:
+    process.ledger_sealed(False)
+    assert value(registry, "minds_ledger_sealed") == 0
+    process.ledger_sealed(True)
+    assert value(registry, "minds_ledger_sealed") == 1
+
+
 def test_reconcile_errors_are_kopfs_failures_by_kind(
     registry: CollectorRegistry, process: ProcessMetrics
 ) -> None:

@@ -45,6 +45,10 @@ NAMING_CONVENTION = {
 # (volition_decisions, ...) attach the same function. See migration 0001.
 REFUSE_MUTATION_FUNCTION = "minds_refuse_mutation"
 
+# Append-only and not chained: the keyed seals of the chained rows, each chain's switch to
+# sealing and the checkpoints kept outside the database (see `minds.domain.ledger_seal`).
+SEAL_TABLES = ("ledger_seals", "chain_switches", "ledger_checkpoints")
+
 APPEND_ONLY_TABLES = (
     "volition_decisions",
     "events",
@@ -52,6 +56,7 @@ APPEND_ONLY_TABLES = (
     "execution_outcomes",
     "belief_evidence",
     "procedural_memories",
+    *SEAL_TABLES,
 )
 
 # Current state, changed in place (every change told by an event): the application may also
@@ -379,6 +384,53 @@ class ConflictRow(Base):
     open: Mapped[bool] = mapped_column(Boolean)
     data: Mapped[dict[str, Any]]
     updated_at: Mapped[datetime]
+
+
+class Sealed:
+    """A keyed seal (see `minds.domain.ledger_seal`): written by the controller, which holds
+    the key; the database only keeps it."""
+
+    seal: Mapped[bytes] = mapped_column(LargeBinary)
+    seal_key: Mapped[str] = mapped_column(Text)
+    seal_alg: Mapped[str] = mapped_column(Text)
+
+
+class LedgerSealRow(Sealed, Base):
+    """Append-only: the seal of one chained row, written in the transaction that appends it.
+    A row has at most one: a second is refused by the key."""
+
+    __tablename__ = "ledger_seals"
+    __table_args__ = (PrimaryKeyConstraint("table_name", "row_order"),)
+
+    table_name: Mapped[str] = mapped_column(Text)
+    row_order: Mapped[int] = mapped_column(BigInteger)
+
+
+class ChainSwitchRow(Sealed, Base):
+    """Append-only: the first sealed row of one chain. Rows before it were written before
+    keyed sealing and are verified by the plain chain; every row from it on must be sealed."""
+
+    __tablename__ = "chain_switches"
+    __table_args__ = (PrimaryKeyConstraint("table_name", "namespace", "mind"),)
+
+    table_name: Mapped[str] = mapped_column(Text)
+    namespace: Mapped[str] = mapped_column(Text)
+    mind: Mapped[str] = mapped_column(Text)
+    first_sealed_order: Mapped[int] = mapped_column(BigInteger)
+    recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
+
+
+class LedgerCheckpointRow(Sealed, Base):
+    """Append-only: a checkpoint of every chain's head, as written to the object outside the
+    database that is named `name`; `sequence` only grows per name."""
+
+    __tablename__ = "ledger_checkpoints"
+    __table_args__ = (PrimaryKeyConstraint("name", "sequence"),)
+
+    name: Mapped[str] = mapped_column(Text)
+    sequence: Mapped[int] = mapped_column(BigInteger)
+    document: Mapped[str] = mapped_column(Text)
+    recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
 
 
 def table_of(row: type[Base]) -> Table:

@@ -44,7 +44,9 @@ from minds.adapters.ledger.schema import (
     PredictionRow,
     table_of,
 )
+from minds.adapters.ledger.sealing import Sealer, appended, returning_chained
 from minds.adapters.ledger.store_beliefs import BeliefStore
+from minds.adapters.ledger.store_checkpoints import CheckpointStore
 from minds.adapters.ledger.store_common import advisory_lock, insert_event, insert_events
 from minds.adapters.ledger.store_intentions import IntentionStore
 from minds.adapters.ledger.store_procedures import ProcedureStore
@@ -66,20 +68,19 @@ from minds.domain.ledger import (
     mask_note,
     mask_secrets,
 )
+from minds.domain.ledger_seal import SealingKey
 
 __all__ = ["Ledger"]
 
 # Built once (see store_common): an execution's two rows are written on every step.
 _EXECUTIONS, _OUTCOMES = table_of(ExecutionRow), table_of(ExecutionOutcomeRow)
-_BEGIN = (
-    insert(_EXECUTIONS)
-    .on_conflict_do_nothing(index_elements=[_EXECUTIONS.c.origin_key])
-    .returning(_EXECUTIONS.c.id)
+_BEGIN = returning_chained(
+    insert(_EXECUTIONS).on_conflict_do_nothing(index_elements=[_EXECUTIONS.c.origin_key]),
+    _EXECUTIONS.c.id,
 )
-_FINISH = (
-    insert(_OUTCOMES)
-    .on_conflict_do_nothing(index_elements=[_OUTCOMES.c.execution_id])
-    .returning(_OUTCOMES.c.id)
+_FINISH = returning_chained(
+    insert(_OUTCOMES).on_conflict_do_nothing(index_elements=[_OUTCOMES.c.execution_id]),
+    _OUTCOMES.c.id,
 )
 
 
@@ -93,11 +94,13 @@ _JOURNAL_LOCKS = tuple(
 )
 
 
-class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
+class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore, CheckpointStore):
     """The Postgres ledger. Thread-safe: each call runs in its own session and transaction."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, key: SealingKey | None = None) -> None:
         self._engine = engine
+        #: Seals what each transaction appends, with ``key`` (None: unsealed, development).
+        self.sealer = Sealer(key)
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         observing.track_writes(self._sessions)
         self._observer: LedgerObserver = NO_OBSERVER
@@ -105,8 +108,8 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
         self._current = threading.local()
 
     @classmethod
-    def from_url(cls, url: str | URL, **engine_kwargs: Any) -> Self:
-        return cls(make_engine(url, **engine_kwargs))
+    def from_url(cls, url: str | URL, key: SealingKey | None = None, **engine_kwargs: Any) -> Self:
+        return cls(make_engine(url, **engine_kwargs), key)
 
     @property
     def engine(self) -> Engine:
@@ -159,6 +162,10 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
                 self._current.committed = committed
                 try:
                     yield session
+                    # The seals of what it appended, in the transaction itself, last.
+                    switched = self.sealer.seal(session)
+                    if switched:
+                        committed.append(lambda: self.sealer.remember(switched))
                 finally:
                     self._current.session = None
                     self._current.committed = None
@@ -235,7 +242,7 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
             "started_at": record.started_at,
         }
         with self.session() as session:
-            new_id = session.execute(_BEGIN, row).scalar_one_or_none()
+            new_id = next(iter(appended(session, _BEGIN, row)), None)
             if new_id is not None:
                 inserted = record.model_copy(update={"id": new_id})
                 insert_events(session, told(inserted) if told is not None else ())
@@ -258,7 +265,7 @@ class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore):
             "finished_at": outcome.finished_at,
         }
         with self.session() as session:
-            if session.execute(_FINISH, row).scalar_one_or_none() is None:
+            if not appended(session, _FINISH, row):
                 return False
             insert_events(session, told)
             return True

@@ -21,6 +21,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from minds.adapters.ledger.schema import BeliefEvidenceRow, BeliefRow, PredictionRow
+from minds.adapters.ledger.sealing import appended, returning_chained
 from minds.adapters.ledger.store_common import SessionOwner, entity_event, insert_event
 from minds.domain.beliefs import (
     BELIEF_EVIDENCE_ADDED,
@@ -307,22 +308,25 @@ def _add_evidence(
         raise NotFound(f"belief {belief!r} is not in the ledger")
     before = row.confidence
     after = updated_confidence(before, supports, weight)
-    written = session.execute(
-        insert(BeliefEvidenceRow)
-        .values(
-            belief_id=belief,
-            key=key,
-            supports=supports,
-            weight=weight,
-            note=note,
-            confidence_before=before,
-            confidence_after=after,
-            occurred_at=at,
-        )
-        .on_conflict_do_nothing(index_elements=[BeliefEvidenceRow.key])
-        .returning(BeliefEvidenceRow.id)
-    ).scalar_one_or_none()
-    if written is None:
+    written = appended(
+        session,
+        returning_chained(
+            insert(BeliefEvidenceRow)
+            .values(
+                belief_id=belief,
+                key=key,
+                supports=supports,
+                weight=weight,
+                note=note,
+                confidence_before=before,
+                confidence_after=after,
+                occurred_at=at,
+            )
+            .on_conflict_do_nothing(index_elements=[BeliefEvidenceRow.key]),
+            BeliefEvidenceRow.id,
+        ),
+    )
+    if not written:
         return _belief(row)
     row.confidence = after
     if supports:

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from minds.adapters.ledger.observer import note_appended
 from minds.adapters.ledger.schema import EventRow, table_of
+from minds.adapters.ledger.sealing import appended, returning_chained
 from minds.domain.ledger import EventRecord, SubjectRef, idempotency_key, mask_secrets
 
 __all__ = ["SessionOwner", "entity_event", "insert_event", "insert_events"]
@@ -34,10 +35,9 @@ class SessionOwner:
 #: One statement for every append, built once: a statement built per call (values bound into
 #: it) costs the ORM more CPU to compile and cache-key than the database takes to run it.
 _EVENTS = table_of(EventRow)
-_APPEND = (
-    insert(_EVENTS)
-    .on_conflict_do_nothing(index_elements=[_EVENTS.c.idempotency_key])
-    .returning(_EVENTS.c.idempotency_key)
+_APPEND = returning_chained(
+    insert(_EVENTS).on_conflict_do_nothing(index_elements=[_EVENTS.c.idempotency_key]),
+    _EVENTS.c.idempotency_key,
 )
 
 
@@ -65,7 +65,7 @@ def insert_events(session: Session, records: Sequence[EventRecord]) -> list[bool
         }
         for record in records
     ]
-    fresh = set(session.execute(_APPEND, rows).scalars())
+    fresh = set(appended(session, _APPEND, rows))
     new: list[bool] = []
     for record in records:
         first = record.idempotency_key in fresh

@@ -7,6 +7,7 @@ from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 
 from minds.adapters.ledger.schema import ProceduralMemoryRow
+from minds.adapters.ledger.sealing import appended, returning_chained
 from minds.adapters.ledger.store_common import SessionOwner, entity_event, insert_event
 from minds.domain.ledger import idempotency_key, mask_note
 from minds.domain.procedures import PROCEDURE_STORED, ProceduralMemory
@@ -18,7 +19,7 @@ class ProcedureStore(SessionOwner):
     def store_procedure(self, memory: ProceduralMemory) -> bool:
         """Store the memory and its `procedure_stored` event; False if its id was already
         there (the first write stands)."""
-        statement = (
+        statement = returning_chained(
             insert(ProceduralMemoryRow)
             .values(
                 id=memory.id,
@@ -31,11 +32,11 @@ class ProcedureStore(SessionOwner):
                 revision=memory.revision,
                 created_at=memory.created_at,
             )
-            .on_conflict_do_nothing(index_elements=[ProceduralMemoryRow.id])
-            .returning(ProceduralMemoryRow.id)
+            .on_conflict_do_nothing(index_elements=[ProceduralMemoryRow.id]),
+            ProceduralMemoryRow.id,
         )
         with self.session() as session:
-            if session.execute(statement).scalar_one_or_none() is None:
+            if not appended(session, statement):
                 return False
             payload: dict[str, JsonValue] = memory.model_dump(
                 mode="json", include={"subject", "text", "confidence", "plan", "revision"}

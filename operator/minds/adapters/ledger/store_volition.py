@@ -23,6 +23,7 @@ from minds.adapters.ledger.schema import (
     VolitionDecisionRow,
     WantRow,
 )
+from minds.adapters.ledger.sealing import appended, returning_chained
 from minds.adapters.ledger.store_common import (
     SessionOwner,
     advisory_lock,
@@ -152,7 +153,7 @@ class VolitionStore(SessionOwner):
         key: str,
     ) -> bool:
         """Append one choice; False if its key was already recorded (a replayed cycle)."""
-        statement = (
+        statement = returning_chained(
             insert(VolitionDecisionRow)
             .values(
                 namespace=namespace,
@@ -164,11 +165,11 @@ class VolitionStore(SessionOwner):
                 decided_at=at,
                 idempotency_key=key,
             )
-            .on_conflict_do_nothing(index_elements=[VolitionDecisionRow.idempotency_key])
-            .returning(VolitionDecisionRow.id)
+            .on_conflict_do_nothing(index_elements=[VolitionDecisionRow.idempotency_key]),
+            VolitionDecisionRow.id,
         )
         with self.session() as session:
-            return session.execute(statement).scalar_one_or_none() is not None
+            return bool(appended(session, statement))
 
     def decisions(
         self,

@@ -124,6 +124,12 @@ class ProcessMetrics(logging.Handler):
         assert isinstance(metric, Histogram)
         (metric.labels(*labels) if labels else metric).observe(value)
 
+    def ledger_sealed(self, sealed: bool) -> None:
+        """Whether the ledger seals what the controller appends (0: unsealed mode)."""
+        metric = self._metrics[m.LEDGER_SEALED]
+        assert isinstance(metric, Gauge)
+        metric.set(1 if sealed else 0)
+
     # -- the engine's Telemetry -----------------------------------------------------------------
 
     def approval_decided(

@@ -254,6 +254,12 @@ LEDGER_WRITE = _process(
     "Duration of ledger transactions that wrote.",
     buckets=WRITE_BUCKETS,
 )
+LEDGER_SEALED = _process(
+    "ledger_sealed",
+    MetricType.GAUGE,
+    "1 when the controller seals what it appends to the ledger with a key, 0 when it runs "
+    "unsealed (no key: development only, docs/ledger.md).",
+)
 
 CATALOGUE: Final[tuple[MetricSpec, ...]] = (
     BUDGET_LIMIT,
@@ -288,6 +294,7 @@ CATALOGUE: Final[tuple[MetricSpec, ...]] = (
     LONGEST_RUNNING,
     LEDGER_ERRORS,
     LEDGER_WRITE,
+    LEDGER_SEALED,
 )
 
 
