@@ -21,6 +21,7 @@ from minds.adapters.ledger import Ledger
 from minds.domain.capabilities.registry import REGISTRY
 from minds.domain.executions import ExecutionRecord
 from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus, intention_id
+from minds.domain.series import SERIES_EVENTS, SeriesKind, latest
 from minds.engine.planning_service import PlanningService
 from tests.fixtures.cluster import REPO, Cluster, with_namespace
 from tests.fixtures.docs import kubeconfig_in
@@ -403,3 +404,13 @@ def why(cluster: Cluster, namespace: str, plan: str, database_url: str, *step: s
     done = minds_cli(cluster, database_url, "why", f"plan/{plan}", *step, "-n", namespace)
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def cycles_completed(ledger: Ledger, namespace: str, name: str = "keeper") -> int:
+    """How many cycles the mind completed, as the ledger counts them: each `cycle_completed`
+    row, and each routine cycle after it that its series counted (docs/ledger.md, Routine is
+    a series)."""
+    rows = ledger.events(namespace=namespace, mind=name, type=("cycle_completed", *SERIES_EVENTS))
+    current = ledger.series(namespace, name, kind=SeriesKind.CYCLE)
+    counted = [s for s in latest(rows, current) if s.kind is SeriesKind.CYCLE]
+    return sum(1 for r in rows if r.type == "cycle_completed") + sum(s.count - 1 for s in counted)
