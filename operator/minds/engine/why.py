@@ -254,7 +254,7 @@ class Explainer:
         ]
         runs = {
             s.opened_by: s
-            for s in self.series_of(namespace, mind)
+            for s in series_of(self._ledger, namespace, mind)
             if s.kind is SeriesKind.OBSERVATION
         }
         links = []
@@ -276,12 +276,6 @@ class Explainer:
                 )
             )
         return links
-
-    def series_of(self, namespace: str, mind: str) -> list[Series]:
-        """Every series of the mind that counted more than its full record, as it stands
-        last (the journal's rows of it, or the current one), oldest first."""
-        rows = self._ledger.events(namespace=namespace, mind=mind, type=SERIES_EVENTS)
-        return latest(rows, self._ledger.series(namespace, mind))
 
     def timeline(self, namespace: str, mind: str) -> list[dict[str, Any]]:
         """Everything the mind did and chose, in order: ledger events and decisions merged, and
@@ -322,6 +316,13 @@ class Explainer:
         if not items:
             self._resources.get(MIND, namespace, mind)
         return sorted(items, key=lambda item: item["at"])
+
+
+def series_of(ledger: LedgerReading, namespace: str, mind: str) -> list[Series]:
+    """Every series of the mind that counted more than its full record, as it stands last (the
+    journal's rows of it, or the current one), oldest first."""
+    rows = ledger.events(namespace=namespace, mind=mind, type=SERIES_EVENTS)
+    return latest(rows, ledger.series(namespace, mind))
 
 
 def _reason(data: dict[str, Any]) -> str:
