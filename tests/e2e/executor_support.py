@@ -21,7 +21,9 @@ from minds.adapters.ledger import Ledger
 from minds.domain.capabilities.registry import REGISTRY
 from minds.domain.executions import ExecutionRecord
 from minds.domain.intentions import IntentionKind, IntentionRecord, IntentionStatus, intention_id
+from minds.domain.series import SeriesKind
 from minds.engine.planning_service import PlanningService
+from minds.engine.why import series_of
 from tests.fixtures.cluster import REPO, Cluster, with_namespace
 from tests.fixtures.docs import kubeconfig_in
 from tests.fixtures.waiting import eventually
@@ -403,3 +405,12 @@ def why(cluster: Cluster, namespace: str, plan: str, database_url: str, *step: s
     done = minds_cli(cluster, database_url, "why", f"plan/{plan}", *step, "-n", namespace)
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def cycles_completed(ledger: Ledger, namespace: str, name: str = "keeper") -> int:
+    """How many cycles the mind completed, as the ledger counts them: each `cycle_completed`
+    row, and each routine cycle after it that its series counted (docs/ledger.md, Routine is
+    a series)."""
+    rows = ledger.events(namespace=namespace, mind=name, type="cycle_completed")
+    counted = [s for s in series_of(ledger, namespace, name) if s.kind is SeriesKind.CYCLE]
+    return len(rows) + sum(s.count - 1 for s in counted)

@@ -196,3 +196,6 @@ def test_a_restart_that_did_not_heal_tells_its_story(
     assert "caution" in out["kubectl explain mind.spec.caution"]
     assert "the revision before this one failed" in out["kubectl minds why plan/<plan>"]
     assert "plan_failed" in out["kubectl minds timeline <mind>"]
+    # The cycles that decided nothing, one line with their count (docs/ledger.md).
+    assert "cycle_series" in out["kubectl minds timeline <mind>"]
+    assert "completed a cycle that decided nothing" in out["kubectl minds timeline <mind>"]

@@ -56,6 +56,7 @@ from minds.domain.ledger import (
     mask_secrets,
 )
 from minds.domain.procedures import PROCEDURE_STORED, ProceduralMemory
+from minds.domain.series import Series, SeriesKind
 
 
 class LedgerUnavailable(RuntimeError):
@@ -89,6 +90,8 @@ class FakeLedger:
         self.conflicts_: dict[str, tuple[str, str, bool, dict[str, Any]]] = {}
         self.commitments_: dict[tuple[str, str, str], str] = {}
         self.commitment_times_: dict[tuple[str, str, str], datetime] = {}
+        #: Each subject's series by (namespace, mind, kind, subject).
+        self.series_: dict[tuple[str, str, str, str], Series] = {}
         #: Minds whose cycle lock is held (a test may hold one, as another controller would).
         self.held_cycles: set[tuple[str, str]] = set()
         #: Targets whose lock is held (a test may hold one, as another controller would).
@@ -604,6 +607,41 @@ class FakeLedger:
             and (kind is None or d.kind == kind)
             and (subject is None or d.subjects.get(subject[0]) == subject[1])
         ]
+
+    # -- routine's series ----------------------------------------------------------------------
+
+    def series(
+        self,
+        namespace: str,
+        mind: str,
+        *,
+        kind: SeriesKind | None = None,
+        subject: str | None = None,
+    ) -> list[Series]:
+        """By kind and subject, as the real ledger orders them."""
+        return sorted(
+            (
+                s
+                for (ns, m, k, sub), s in self.series_.items()
+                if (ns, m) == (namespace, mind)
+                and (kind is None or k == kind.value)
+                and (subject is None or sub == subject)
+            ),
+            key=lambda s: (s.kind.value, s.subject),
+        )
+
+    def save_series(
+        self, series: Series, *, replaces: int | None, told: Sequence[EventRecord] = ()
+    ) -> bool:
+        key = (series.namespace, series.mind, series.kind.value, series.subject)
+        found = self.series_.get(key)
+        if (found.version if found is not None else None) != replaces:
+            return False
+        # The rows first: a batch that fails leaves the series as it was, as one transaction.
+        if told:
+            self.append_events(told)
+        self.series_[key] = series.model_copy(update={"last": mask_secrets(series.last)})
+        return True
 
     # -- wants, conflicts, commitment states, the cycle's lock -------------------------------
 

@@ -7,7 +7,7 @@ trusted it (controller-runtime keeps its fake client honest the same way)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -41,12 +41,23 @@ from minds.domain.intentions import (
 from minds.domain.ledger import EventRecord, MindChange, MindRecord, SubjectRef
 from minds.domain.procedures import PROCEDURE_STORED, ProceduralMemory
 from minds.domain.resources.kinds import APPROVAL, PLAN
+from minds.domain.series import (
+    SERIES_CLOSED,
+    SERIES_CUT,
+    SERIES_EVENTS,
+    SeriesKind,
+    cycle,
+    recorded,
+    series_from_row,
+)
 from minds.engine.ports import ResourcePort
 from minds.engine.promises import Promises
+from minds.engine.series import note
 from tests.e2e.test_status_guard import approval_body
 from tests.fakes.ledger import FakeLedger
 from tests.fakes.resources import FakeResources
 from tests.fixtures.cluster import Cluster
+from tests.unit.test_series import look, running
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -1107,3 +1118,88 @@ def test_a_ledger_whose_database_is_gone_says_so_without_raising() -> None:
     fake = FakeLedger()
     fake.down = True
     assert fake.answers() is False
+
+
+# -- routine's series ---------------------------------------------------------------------------
+
+
+def test_a_series_is_written_only_over_the_version_read(ledger: Any) -> None:
+    opened = recorded(None, look(NOW)).series
+    assert ledger.save_series(opened, replaces=None)
+    assert not ledger.save_series(opened, replaces=None)  # one row per subject
+    grown = recorded(opened, look(NOW + timedelta(minutes=1)))
+    assert not ledger.save_series(grown.series, replaces=opened.version + 5)
+    assert ledger.save_series(grown.series, replaces=grown.replaces)
+    assert not ledger.save_series(grown.series, replaces=grown.replaces)  # moved since
+    assert ledger.series("shop", "keeper") == [grown.series]
+
+
+def test_a_series_step_and_its_rows_are_one_write(ledger: Any) -> None:
+    current = recorded(None, look(NOW)).series
+    ledger.save_series(current, replaces=None)
+    for minute in range(1, 62):
+        step = recorded(current, look(NOW + timedelta(minutes=minute)))
+        assert ledger.save_series(step.series, replaces=step.replaces, told=step.rows)
+        current = step.series
+    [cut] = ledger.events(mind="keeper", type=SERIES_EVENTS)
+    assert (cut.type, cut.payload["count"], cut.subject.uid) == (SERIES_CUT, 61, current.id)
+    changed = recorded(current, look(NOW + timedelta(minutes=62), result=running(restarts=1)))
+    assert not ledger.save_series(changed.series, replaces=changed.replaces - 1, told=changed.rows)
+    assert [e.type for e in ledger.events(mind="keeper", type=SERIES_EVENTS)] == [SERIES_CUT]
+
+    def lost() -> None:
+        with ledger.transaction():
+            ledger.save_series(changed.series, replaces=changed.replaces, told=changed.rows)
+            raise RuntimeError("the full record did not land")
+
+    with pytest.raises(RuntimeError):
+        lost()
+    assert ledger.series("shop", "keeper") == [current]
+    assert ledger.save_series(changed.series, replaces=changed.replaces, told=changed.rows)
+    closed = ledger.events(mind="keeper", type=SERIES_CLOSED)
+    assert [series_from_row(e).count for e in closed] == [62]
+    assert ledger.series("shop", "keeper") == [changed.series]
+
+
+def test_a_thousand_identical_looks_make_one_series_of_a_thousand(ledger: Any) -> None:
+    """Through the engine's recorder: one full record, then 999 writes in place."""
+    full: list[datetime] = []
+
+    def recording(at: datetime) -> Callable[[], bool]:
+        return lambda: full.append(at) is None
+
+    for n in range(1000):
+        at = NOW + timedelta(seconds=60 * n)
+        note(ledger, look(at), recording(at))
+    [series] = ledger.series("shop", "keeper")
+    assert (series.count, series.first_seen, full) == (1000, NOW, [NOW])
+    assert series.last_seen == NOW + timedelta(seconds=60 * 999)
+    # A cut an hour: 16 in 999 minutes, each naming how many it adds.
+    cuts = ledger.events(mind="keeper", type=SERIES_CUT)
+    assert len(cuts) == 16
+    assert sum(c.payload["sinceCut"] for c in cuts) == series.cut_count - 1
+
+
+def test_series_are_read_by_kind_and_subject_and_keep_the_last_result_masked(
+    ledger: Any,
+) -> None:
+    first = recorded(None, look(NOW)).series
+    secret = look(NOW, goal="beta").model_copy(
+        update={"last": {"summary": "token=hunter2hunter2hunter2"}}
+    )
+    second = recorded(None, secret).series
+    did = {"observed": 2, "findingsTakenIn": 0, "formed": 0, "decisions": 0}
+    cycles = recorded(
+        None, cycle(namespace="shop", mind="keeper", uid="u", did=did, at=NOW, key="k")
+    ).series
+    for each in (second, cycles, first):
+        assert ledger.save_series(each, replaces=None)
+    assert [s.subject for s in ledger.series("shop", "keeper")] == [
+        "cycle",
+        first.subject,
+        second.subject,
+    ]
+    assert ledger.series("shop", "keeper", kind=SeriesKind.CYCLE) == [cycles]
+    [found] = ledger.series("shop", "keeper", subject=second.subject)
+    assert "hunter2" not in str(found.last)
+    assert ledger.series("shop", "nobody") == []

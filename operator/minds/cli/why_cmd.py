@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from minds.adapters.kube.client import KubeResources, current_namespace
@@ -9,7 +11,7 @@ from minds.adapters.ledger import DATABASE_URL_ENV, READER_URL_ENV, Ledger
 from minds.cli.db_cmd import READER_URL
 from minds.cli.kube import connect
 from minds.cli.options import CONTEXT, KUBECONFIG, NAMESPACE, OUTPUT, Output, emit
-from minds.engine.why import Explainer
+from minds.engine.why import Explainer, Link
 
 DATABASE = typer.Option(
     None, "--database-url", envvar=DATABASE_URL_ENV, help="The ledger (Postgres URL)."
@@ -54,12 +56,14 @@ def why(
             raise typer.Exit(2) from exc
 
     def text() -> str:
-        return "\n".join(
-            f"{'' if depth == 0 else '  <- '}{link.kind} {link.name}: {link.summary}"
-            for depth, link in enumerate(links)
-        )
+        return "\n".join(why_line(depth, link) for depth, link in enumerate(links))
 
     emit(output, [link.to_dict() for link in links], text)
+
+
+def why_line(depth: int, link: Link) -> str:
+    """One link of the answer as text, each after the first led by the arrow back."""
+    return f"{'' if depth == 0 else '  <- '}{link.kind} {link.name}: {link.summary}"
 
 
 def timeline(
@@ -74,11 +78,13 @@ def timeline(
     explainer, ledger = _explainer(kubeconfig, context, database_url)
     with ledger:
         items = explainer.timeline(namespace or current_namespace(kubeconfig, context), mind)
-    emit(
-        output,
-        items,
-        lambda: "\n".join(f"{i['at']}  {i['what']:<28} {i['about']}" for i in items),
-    )
+    emit(output, items, lambda: "\n".join(timeline_line(i) for i in items))
+
+
+def timeline_line(item: dict[str, Any]) -> str:
+    """One item of the timeline as text: when, what, about what, and a series' count."""
+    line = f"{item['at']}  {item['what']:<28} {item['about']}"
+    return line + (f": {item['summary']}" if item.get("summary") else "")
 
 
 def fork(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Any, Protocol
 
 from pydantic import JsonValue, ValidationError
@@ -48,6 +49,7 @@ from minds.domain.ledger import EventRecord, idempotency_key
 from minds.domain.resources.grant import CapabilityGrantSpec, CapabilityGrantStatus
 from minds.domain.resources.kinds import CAPABILITY_GRANT
 from minds.domain.resources.mind import MindSpec, PolicyDecision
+from minds.domain.series import Occurrence, observation
 from minds.engine import failpoints
 from minds.engine.asking import AskingService
 from minds.engine.conditional import write_status
@@ -68,6 +70,7 @@ from minds.engine.ports import (
     Transactional,
 )
 from minds.engine.promises import MindHistory, Promises
+from minds.engine.series import SeriesLedger, note
 from minds.engine.telemetry import NO_TELEMETRY, Telemetry
 
 #: How often an invocation re-decides after losing the race for a grant's last operation.
@@ -98,7 +101,7 @@ Standing = Callable[[], str | None]
 Told = Callable[[ExecutionRecord], Sequence[EventRecord]]
 
 
-class ExecutionLedger(LedgerPort, MindHistory, Transactional, Protocol):
+class ExecutionLedger(LedgerPort, MindHistory, SeriesLedger, Transactional, Protocol):
     def append_events(self, records: Sequence[EventRecord]) -> list[bool]: ...
 
     def begin_execution(
@@ -300,7 +303,8 @@ class CapabilityService:
         """Act once under ``origin``'s key. A writing capability: three rows and the
         write-ahead row go in one transaction before the action (``decided``, the decision that
         allowed it, when not recorded already, and ``tool_authorised``); the outcome and its
-        row in another. A read-only one: all of them in one transaction after the read."""
+        row in another. A read-only one: all of them in one transaction after the read, or, for
+        a routine look found the same as the last, none (its series grows)."""
         cap = self._registry[inv.capability]
         authority: dict[str, JsonValue] = {
             "decision": decision.decision.value,
@@ -365,6 +369,7 @@ class CapabilityService:
                 OutcomeKind.DENIED, f"not executed: {why}", decision=decision, approval_moved=True
             )
 
+        series: str | None = None
         if cap.read_only:
             if standing is not None:
                 with self._ledger.transaction():
@@ -376,14 +381,40 @@ class CapabilityService:
             # a look that will be taken again; a second controller's record of the same look
             # (the same origin key) wins, and this one reports it. The events go last, in one
             # statement: appending to the mind's event chain holds its lock until the commit.
+            # A routine look that finds what the last look found writes none of it: its
+            # series grows in place (``minds.engine.series``).
             result = act()
-            with self._ledger.transaction():
+            failpoints.hit("read-unrecorded", f"{inv.namespace}/{inv.origin.mind}")
+            written: list[tuple[ExecutionRecord, bool]] = []
+
+            def full() -> bool:
                 row, inserted = self._ledger.begin_execution(record)
                 if inserted:
                     rows = [*told(row), *finished(row, result)]
                     self._ledger.finish_execution(outcome(row, result), rows)
+                written[:] = [(row, inserted)]
+                return inserted
+
+            routine = None
+            if standing is None:
+                routine = self._routine(inv, decision, result, record.started_at)
+            if routine is None:
+                with self._ledger.transaction():
+                    full()
+            elif note(self._ledger, routine, full):
+                kind = OutcomeKind.EXECUTED if result.ok else OutcomeKind.FAILED
+                return InvocationOutcome(
+                    kind,
+                    result.summary,
+                    result=result,
+                    decision=decision,
+                    series=routine.subject,
+                    routine=True,
+                )
+            [(row, inserted)] = written
             if not inserted:
                 return self._adopt(row)
+            series = routine.subject if routine is not None else None
         else:
             failpoints.hit("before-write-ahead", inv.capability)
             # The approval the executor saw first is recorded with the row of the action it
@@ -402,7 +433,33 @@ class CapabilityService:
         assert row.id is not None
         kind = OutcomeKind.EXECUTED if result.ok else OutcomeKind.FAILED
         return InvocationOutcome(
-            kind, result.summary, result=result, execution_id=row.id, decision=decision
+            kind,
+            result.summary,
+            result=result,
+            execution_id=row.id,
+            decision=decision,
+            series=series,
+        )
+
+    def _routine(
+        self, inv: Invocation, decision: AuthorityDecision, result: DriverResult, at: datetime
+    ) -> Occurrence | None:
+        """The look as its series sees it, if it may be routine (see ``Routine``)."""
+        if inv.routine is None:
+            return None
+        conclusion, changes = inv.routine.conclude(result)
+        return observation(
+            namespace=inv.namespace,
+            mind=inv.origin.mind,
+            capability=inv.capability,
+            scope=inv.routine.scope,
+            decision=decision,
+            result=result,
+            facts=inv.routine.facts,
+            conclusion=conclusion,
+            changes=changes,
+            at=at,
+            record_key=inv.origin.execution().key(),
         )
 
     def _adopt(self, row: ExecutionRecord) -> InvocationOutcome:

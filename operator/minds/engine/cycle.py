@@ -12,14 +12,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from pydantic import ValidationError
+from pydantic import JsonValue, ValidationError
 
 from minds.domain.beliefs import PredictionStatus
 from minds.domain.capabilities.registry import CapabilityRegistry
+from minds.domain.capabilities.results import DriverResult
 from minds.domain.execution.machine import OPEN_PLAN
 from minds.domain.intentions import (
     LIVE_STATUSES,
@@ -35,6 +36,8 @@ from minds.domain.resources.approval import Explanation
 from minds.domain.resources.common import set_condition
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
 from minds.domain.resources.mind import MindSpec, MindStatus
+from minds.domain.series import SeriesKind, cycle
+from minds.domain.volition.assumptions import conclusion
 from minds.domain.volition.conflicts import Conflict
 from minds.domain.volition.coverage import OpenPlan, open_plan
 from minds.domain.volition.decisions import VolitionDecision
@@ -55,6 +58,7 @@ from minds.domain.volition.reconsideration import (
 )
 from minds.domain.volition.settlement import remembered_failures, serving
 from minds.domain.volition.wants import (
+    STATUS,
     Observation,
     Valence,
     Want,
@@ -70,7 +74,7 @@ from minds.engine.capability_service import CapabilityService
 from minds.engine.conditional import write_status
 from minds.engine.correction_service import CorrectionService
 from minds.engine.decisions import record_decisions
-from minds.engine.invocations import Invocation, Origin, OutcomeKind
+from minds.engine.invocations import Invocation, Origin, OutcomeKind, Routine
 from minds.engine.mind_health import vitals_of
 from minds.engine.planning_service import PlanningService
 from minds.engine.ports import (
@@ -87,6 +91,7 @@ from minds.engine.ports import (
 )
 from minds.engine.promises import Earlier
 from minds.engine.resuming import plan_resumed
+from minds.engine.series import SeriesLedger, close_untouched, note
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +103,20 @@ RECONSIDERED = frozenset({IntentionStatus.ACTIVE, IntentionStatus.BLOCKED})
 DREAMABLE = frozenset({NotFormed.BELOW_THRESHOLD, NotFormed.CAPACITY, NotFormed.DEFERRED})
 
 OPEN_PLAN_PHASES = frozenset(phase.value for phase in OPEN_PLAN)
+
+
+@dataclass
+class Observed:
+    """A cycle's looks at its goals that answered: ``routine`` those that extended a series
+    (found the same as the last, belief conclusion included)."""
+
+    all: list[Observation] = field(default_factory=list)
+    routine: list[Observation] = field(default_factory=list)
+
+    @property
+    def fresh(self) -> list[Observation]:
+        """The looks recorded in full."""
+        return [o for o in self.all if not any(o is r for r in self.routine)]
 
 
 @dataclass(frozen=True)
@@ -116,6 +135,7 @@ class CycleLedger(
     Beliefs,
     Decisions,
     VolitionStore,
+    SeriesLedger,
     Transactional,
     Protocol,
 ):
@@ -171,15 +191,29 @@ class MindCycle:
 
     # -- observing -----------------------------------------------------------------------
 
-    def _observe(self, namespace: str, name: str, uid: str, spec: MindSpec) -> list[Observation]:
+    def _observe(self, namespace: str, name: str, uid: str, spec: MindSpec) -> Observed:
+        """Look at each goal's subject. A look that finds what the last look of the goal found
+        extends its series (``minds.domain.series``); the series of looks not taken, or not
+        answered the same way, are closed."""
         now = self._clock()
-        observations = []
+        held = self._ledger.beliefs(namespace, name)
+        observed = Observed()
+        touched: set[str] = set()
         for goal in spec.goals:
             target_ns = goal.subject.namespace or namespace
+            subject = f"{target_ns}/{goal.subject.name}"
+
+            def conclude(result: DriverResult, subject: str = subject) -> tuple[JsonValue, bool]:
+                seen = Observation(
+                    subject=subject, capability=STATUS, fields=dict(result.fields), at=now
+                )
+                found = conclusion(seen, held) if result.ok else None
+                return (None, False) if found is None else (found.facts, found.changes)
+
             outcome = self._capabilities.invoke(
                 Invocation(
                     namespace=namespace,
-                    capability="service.status",
+                    capability=STATUS,
                     parameters={
                         "namespace": target_ns,
                         "kind": goal.subject.kind,
@@ -191,18 +225,27 @@ class MindCycle:
                     ),
                     evidence={"goal": goal.name},
                     check=True,
+                    routine=Routine(
+                        scope=f"goal {goal.name}",
+                        facts={"mind": uid, "goal": goal.name},
+                        conclude=conclude,
+                    ),
                 )
             )
+            if outcome.series is not None:
+                touched.add(outcome.series)
             if outcome.kind is OutcomeKind.EXECUTED and outcome.result is not None:
-                observations.append(
-                    Observation(
-                        subject=f"{target_ns}/{goal.subject.name}",
-                        capability="service.status",
-                        fields=dict(outcome.result.fields),
-                        at=now,
-                    )
+                seen = Observation(
+                    subject=subject,
+                    capability=STATUS,
+                    fields=dict(outcome.result.fields),
+                    at=now,
                 )
-        return observations
+                observed.all.append(seen)
+                if outcome.routine:
+                    observed.routine.append(seen)
+        close_untouched(self._ledger, namespace, name, SeriesKind.OBSERVATION, touched, now)
+        return observed
 
     # -- the cycle -----------------------------------------------------------------------
 
@@ -213,6 +256,9 @@ class MindCycle:
         except ValidationError:
             return self._summarise(namespace, name, CycleReport(0, 0, 0, 0, "spec unreadable"))
         if not spec.active:
+            # Its routine stops: a series is not carried over a spell of looking at nothing.
+            for kind in SeriesKind:
+                close_untouched(self._ledger, namespace, name, kind, (), self._clock())
             return self._summarise(
                 namespace, name, CycleReport(0, 0, 0, 0, "inactive: observed nothing, did nothing")
             )
@@ -220,7 +266,8 @@ class MindCycle:
         earlier = self._capabilities.promises.of(body)
         spec = kept(spec, earlier.promises, self._clock())
         uid = body["metadata"]["uid"]
-        observations = self._observe(namespace, name, uid, spec)
+        observed = self._observe(namespace, name, uid, spec)
+        observations = observed.all
         now = self._clock()
         findings = self._take_in_findings(namespace, name, uid, now)
         # First what people said: an intention a person abandoned, or whose plan a person
@@ -251,7 +298,7 @@ class MindCycle:
         # After the world's change is answered (a recovered workload fulfils its intention),
         # a plan whose assumption the moved beliefs no longer carry is reconsidered. Beliefs
         # also move between cycles (a prediction the executor refuted): review every cycle.
-        weigh(self._ledger, namespace, name, [*observations, *findings])
+        weigh(self._ledger, namespace, name, [*observed.fresh, *findings], routine=observed.routine)
         if self._review_assumptions:
             self._review_assumptions(namespace, name)
 
@@ -318,27 +365,36 @@ class MindCycle:
             f"formed {formed} intentions; {decisions} decisions recorded"
             + (f"; dreamt {dreamt} plans" if dreamt else "")
         )
-        self._ledger.append_event(
-            EventRecord(
-                mind=name,
-                namespace=namespace,
-                type="cycle_completed",
-                subject=SubjectRef(kind=MIND.kind, name=name, uid=uid),
-                payload={
-                    "observed": len(observations),
-                    "findingsTakenIn": len(findings),
-                    "formed": formed,
-                    "decisions": decisions,
-                    "refutedPredictions": sum(
-                        1
-                        for p in self._ledger.predictions(namespace, name)
-                        if p.status is PredictionStatus.REFUTED
-                    ),
-                },
-                occurred_at=now,
-                idempotency_key=idempotency_key("cycle", uid, now.isoformat()),
-            )
+        did: dict[str, JsonValue] = {
+            "observed": len(observations),
+            "findingsTakenIn": len(findings),
+            "formed": formed,
+            "decisions": decisions,
+            "refutedPredictions": sum(
+                1
+                for p in self._ledger.predictions(namespace, name)
+                if p.status is PredictionStatus.REFUTED
+            ),
+        }
+        completed = EventRecord(
+            mind=name,
+            namespace=namespace,
+            type="cycle_completed",
+            subject=SubjectRef(kind=MIND.kind, name=name, uid=uid),
+            payload=did,
+            occurred_at=now,
+            idempotency_key=idempotency_key("cycle", uid, now.isoformat()),
         )
+        # A cycle that decided nothing, as the last did, extends the cycles' series.
+        routine = cycle(
+            namespace=namespace,
+            mind=name,
+            uid=uid,
+            did=did,
+            at=now,
+            key=completed.idempotency_key,
+        )
+        note(self._ledger, routine, lambda: self._ledger.append_event(completed))
         return self._summarise(
             namespace, name, CycleReport(len(observations), open_wants, formed, decisions, summary)
         )

@@ -3,6 +3,7 @@ shared by the service that authorises and acts and the one that asks a person.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -60,6 +61,20 @@ class Origin:
 
 
 @dataclass(frozen=True)
+class Routine:
+    """A read a mind takes again and again (its cycle's look at a goal): when it finds what
+    the last look found, it extends a series instead of writing rows of its own (see
+    ``minds.domain.series``). ``scope`` names whose look it is (``goal NAME``); ``facts`` add
+    what else must be equal (the Mind's uid, the goal); ``conclude`` says what the result would
+    do to the belief it is evidence about: the conclusion to compare, and whether it changes
+    the belief (then the look is never routine)."""
+
+    scope: str
+    facts: dict[str, JsonValue]
+    conclude: Callable[[DriverResult], tuple[JsonValue, bool]]
+
+
+@dataclass(frozen=True)
 class Invocation:
     namespace: str
     capability: str
@@ -74,6 +89,8 @@ class Invocation:
     #: How long its Approval waits for a person; None: the service's (the controller's
     #: configured ``approvals.ttlSeconds``).
     approval_ttl: timedelta | None = None
+    #: A read-only look that may be routine; None: always recorded in full.
+    routine: Routine | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +117,10 @@ class InvocationOutcome:
     #: Not executed because the Approval that allowed it moved (expired, withdrawn) between
     #: the executor reading it and recording it: nothing was written, nothing ran.
     approval_moved: bool = False
+    #: A routine look's series (its subject), extended or opened by it; None for any other.
+    series: str | None = None
+    #: It extended its series: no row of its own (``execution_id`` is None).
+    routine: bool = False
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from minds.domain.intentions import IntentionRecord, IntentionStatus, Unset
 from minds.domain.ledger import DecisionRecord, EventRecord, MindRecord
 from minds.domain.procedures import ProceduralMemory
 from minds.domain.resources.kinds import Kind
+from minds.domain.series import Series, SeriesKind
 
 Clock = Callable[[], datetime]
 
@@ -43,6 +44,8 @@ __all__ = [
     "ResourcePort",
     "ResourceReader",
     "ResourceWriter",
+    "SeriesReading",
+    "SeriesStore",
     "TargetLocks",
     "Transactional",
     "VolitionStore",
@@ -262,6 +265,33 @@ class VolitionStore(Protocol):
         ...
 
 
+class SeriesReading(Protocol):
+    def series(
+        self,
+        namespace: str,
+        mind: str,
+        *,
+        kind: SeriesKind | None = None,
+        subject: str | None = None,
+    ) -> list[Series]:
+        """The current series of each subject of a mind (open, or the last one closed), by
+        kind and subject."""
+        ...
+
+
+class SeriesStore(SeriesReading, Protocol):
+    """Routine as series (``minds.domain.series``): one current-state row per subject, written
+    in place, and the journal's rows when a series is cut or closed."""
+
+    def save_series(
+        self, series: Series, *, replaces: int | None, told: Sequence[EventRecord] = ()
+    ) -> bool:
+        """Write ``series`` as its subject's row if the row there is at version ``replaces``
+        now (None: there is none), and append ``told`` in the same transaction; False, writing
+        nothing, when another writer moved the row."""
+        ...
+
+
 class Procedures(Protocol):
     def store_procedure(self, memory: ProceduralMemory) -> bool: ...
 
@@ -329,7 +359,13 @@ class ExecutorLedger(
 
 
 class LedgerReading(
-    History, IntentionReading, BeliefReading, DecisionReading, Executions, Protocol
+    History,
+    IntentionReading,
+    BeliefReading,
+    DecisionReading,
+    Executions,
+    SeriesReading,
+    Protocol,
 ):
     """What reading a mind's story needs of the ledger, and nothing it could write with."""
 

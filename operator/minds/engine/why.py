@@ -9,11 +9,14 @@ the decision's own inputs and scores, as recorded when it was made: nothing is r
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from minds.domain.beliefs import PredictionStatus
 from minds.domain.intentions import intention_id
 from minds.domain.resources.kinds import APPROVAL, MIND, PLAN
+from minds.domain.series import SERIES_EVENTS, Series, SeriesKind, latest, tell
+from minds.domain.volition.wants import STATUS
 from minds.engine.ports import LedgerReading, ResourcePort
 
 #: The ledger rows that say how a plan ended badly, the first with a reason telling why.
@@ -218,7 +221,8 @@ class Explainer:
         for decision in self._ledger.decisions(namespace=namespace, subject=("want", want_id)):
             if decision.kind == "formation":
                 continue
-            origin = (decision.data.get("inputs") or {}).get("origin")
+            inputs = decision.data.get("inputs") or {}
+            origin = inputs.get("origin")
             links.append(
                 Link(
                     "Want",
@@ -229,12 +233,57 @@ class Explainer:
                     decision.data,
                 )
             )
+            if decision.kind == "derivation":
+                links += self._observed(namespace, decision.mind, inputs, decision.decided_at)
+        return links
+
+    def _observed(
+        self, namespace: str, mind: str, inputs: dict[str, Any], at: datetime
+    ) -> list[Link]:
+        """The mind's looks at the workload a want was derived from, up to the derivation: the
+        look that found what it found (recorded in full), and before it the series of looks
+        that found the same thing again and again (see ``minds.domain.series``)."""
+        seen = inputs.get("observation") or {}
+        if seen.get("capability") != STATUS or not seen.get("subject"):
+            return []
+        target = str(seen["subject"])
+        looks = [
+            e
+            for e in self._ledger.executions(namespace=namespace, mind=mind, capability=STATUS)
+            if e.origin.cycle and e.target == target and e.started_at <= at
+        ]
+        runs = {
+            s.opened_by: s
+            for s in series_of(self._ledger, namespace, mind)
+            if s.kind is SeriesKind.OBSERVATION
+        }
+        links = []
+        for look, before in zip(reversed(looks[-2:]), ("", "before it, "), strict=False):
+            found = self._ledger.execution(look.origin_key)
+            summary = found[1].summary if found and found[1] else "outcome unknown"
+            series = runs.get(look.origin_key)
+            told = (
+                tell(series)
+                if series is not None
+                else f"observed once at {look.started_at.isoformat()}"
+            )
+            links.append(
+                Link(
+                    "Observation",
+                    str(look.id),
+                    f"{before}{look.capability} on {target}: {told}: {summary}",
+                    {"series": series.to_k8s() if series is not None else None},
+                )
+            )
         return links
 
     def timeline(self, namespace: str, mind: str) -> list[dict[str, Any]]:
-        """Everything the mind did and chose, in order: ledger events and decisions merged.
-        Raises NotFound for a name that is neither a Mind nor in the ledger (a deleted Mind
-        keeps its history)."""
+        """Everything the mind did and chose, in order: ledger events and decisions merged, and
+        each series of routine (``minds.domain.series``) as one item at its start, with a
+        ``summary`` ("observed running 1,440 times between T1 and T2"). Raises NotFound for a
+        name that is neither a Mind nor in the ledger (a deleted Mind keeps its history)."""
+        rows = self._ledger.events(namespace=namespace, mind=mind)
+        # A series' cuts and close are one line: the series as it stands last, at its start.
         items: list[dict[str, Any]] = [
             {
                 "at": e.occurred_at.isoformat(),
@@ -242,7 +291,8 @@ class Explainer:
                 "about": f"{e.subject.kind}/{e.subject.name}",
                 "detail": e.payload,
             }
-            for e in self._ledger.events(namespace=namespace, mind=mind)
+            for e in rows
+            if e.type not in SERIES_EVENTS
         ]
         items += [
             {
@@ -253,9 +303,26 @@ class Explainer:
             }
             for d in self._ledger.decisions(namespace=namespace, mind=mind)
         ]
+        items += [
+            {
+                "at": s.first_seen.isoformat(),
+                "what": f"{s.kind.value}_series",
+                "about": s.subject if s.kind is SeriesKind.OBSERVATION else f"{MIND.kind}/{mind}",
+                "detail": s.to_k8s(),
+                "summary": tell(s),
+            }
+            for s in latest(rows, self._ledger.series(namespace, mind))
+        ]
         if not items:
             self._resources.get(MIND, namespace, mind)
         return sorted(items, key=lambda item: item["at"])
+
+
+def series_of(ledger: LedgerReading, namespace: str, mind: str) -> list[Series]:
+    """Every series of the mind that counted more than its full record, as it stands last (the
+    journal's rows of it, or the current one), oldest first."""
+    rows = ledger.events(namespace=namespace, mind=mind, type=SERIES_EVENTS)
+    return latest(rows, ledger.series(namespace, mind))
 
 
 def _reason(data: dict[str, Any]) -> str:

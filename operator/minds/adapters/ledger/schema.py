@@ -69,6 +69,7 @@ MUTABLE_TABLES = (
     "wants",
     "commitment_states",
     "conflicts",
+    "observation_series",
 )
 
 # SQLSTATE the trigger function raises with, so a refusal is recognisable among other errors.
@@ -431,6 +432,37 @@ class LedgerCheckpointRow(Sealed, Base):
     sequence: Mapped[int] = mapped_column(BigInteger)
     document: Mapped[str] = mapped_column(Text)
     recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
+
+
+class ObservationSeriesRow(Base):
+    """Current state of one subject's series of routine (an observation found the same as the
+    last, a cycle that decided nothing): updated in place; the journal has it when it is cut
+    or closed (``minds.domain.series``)."""
+
+    __tablename__ = "observation_series"
+    __table_args__ = (
+        PrimaryKeyConstraint("namespace", "mind", "kind", "subject"),
+        CheckConstraint("kind IN ('observation', 'cycle')", name="kind"),
+        CheckConstraint("count >= cut_count AND cut_count >= 1", name="count"),
+        CheckConstraint("version >= 1", name="version"),
+    )
+
+    namespace: Mapped[str] = mapped_column(Text)
+    mind: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(Text)
+    subject: Mapped[str] = mapped_column(Text)
+    id: Mapped[str] = mapped_column(Text)
+    digest: Mapped[str] = mapped_column(Text)
+    told: Mapped[str] = mapped_column(Text)
+    count: Mapped[int] = mapped_column(BigInteger)
+    first_seen: Mapped[datetime]
+    last_seen: Mapped[datetime]
+    last: Mapped[dict[str, Any]]
+    opened_by: Mapped[str] = mapped_column(Text)
+    cut_count: Mapped[int] = mapped_column(BigInteger)
+    cut_at: Mapped[datetime]
+    closed_at: Mapped[datetime | None]
+    version: Mapped[int] = mapped_column(BigInteger)
 
 
 def table_of(row: type[Base]) -> Table:

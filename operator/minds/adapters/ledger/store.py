@@ -5,8 +5,9 @@ ON CONFLICT DO NOTHING, so replaying a transition after a crash adds nothing; mi
 moved forward (newer generation, or a new uid after delete and re-create), so a replayed or stale
 observation leaves them as they are. Payloads and specs pass through `mask_secrets` first.
 
-Intentions, beliefs, predictions and procedural memories live in the store mixins
-(`store_intentions`, `store_beliefs`, `store_procedures`); `Ledger` exposes their methods.
+Intentions, beliefs, predictions, procedural memories and routine's series live in the store
+mixins (`store_intentions`, `store_beliefs`, `store_procedures`, `store_series`); `Ledger`
+exposes their methods.
 
 The API is synchronous; async callers run it in a thread (`asyncio.to_thread`).
 """
@@ -50,6 +51,7 @@ from minds.adapters.ledger.store_checkpoints import CheckpointStore
 from minds.adapters.ledger.store_common import advisory_lock, insert_event, insert_events
 from minds.adapters.ledger.store_intentions import IntentionStore
 from minds.adapters.ledger.store_procedures import ProcedureStore
+from minds.adapters.ledger.store_series import SeriesStore
 from minds.adapters.ledger.store_volition import VolitionStore
 from minds.domain.beliefs import PredictionStatus
 from minds.domain.executions import (
@@ -94,7 +96,9 @@ _JOURNAL_LOCKS = tuple(
 )
 
 
-class Ledger(IntentionStore, BeliefStore, ProcedureStore, VolitionStore, CheckpointStore):
+class Ledger(
+    IntentionStore, BeliefStore, ProcedureStore, VolitionStore, CheckpointStore, SeriesStore
+):
     """The Postgres ledger. Thread-safe: each call runs in its own session and transaction."""
 
     def __init__(self, engine: Engine, key: SealingKey | None = None) -> None:

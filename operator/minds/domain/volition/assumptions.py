@@ -28,11 +28,13 @@ The answer is the `weakened_belief` trigger of `reconsider()`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Final, NamedTuple
 
-from minds.domain.beliefs import BeliefRecord
+from pydantic import JsonValue
+
+from minds.domain.beliefs import BeliefRecord, updated_confidence
 from minds.domain.beliefs import normalise_statement as normalised
 from minds.domain.planning.model import Assumption
 from minds.domain.volition.wants import FINDINGS, Observation, healthy
@@ -40,8 +42,11 @@ from minds.domain.volition.wants import FINDINGS, Observation, healthy
 __all__ = [
     "FORMED_CONFIDENCE",
     "OBSERVATION_WEIGHT",
+    "Conclusion",
     "Evidence",
     "Weakened",
+    "concluded",
+    "conclusion",
     "observed_evidence",
     "supporting_belief",
     "weakened",
@@ -98,6 +103,47 @@ def observed_evidence(observations: Iterable[Observation]) -> list[Evidence]:
     # In the order it was seen: a finding read before this cycle's own observation does not
     # have the last word on the belief.
     return sorted(found, key=lambda e: e.at)
+
+
+class Conclusion(NamedTuple):
+    """What weighing one piece of evidence does to its belief as held: the confidence
+    ``before`` (None: the belief is not held, and the evidence forms it) and ``after``."""
+
+    statement: str
+    supports: bool
+    before: float | None
+    after: float
+
+    @property
+    def changes(self) -> bool:
+        """Whether it forms the belief or moves its confidence."""
+        return self.before != self.after
+
+    @property
+    def facts(self) -> dict[str, JsonValue]:
+        """What two conclusions must share to be the same: the belief, which way the evidence
+        points, and where it leaves the belief."""
+        return {"belief": normalised(self.statement), "supports": self.supports, "to": self.after}
+
+
+def concluded(evidence: Evidence, held: Mapping[str, float]) -> Conclusion | None:
+    """What ``evidence`` does to its belief, given the confidence of each belief held (by
+    normalised statement); None when it is no news (a running workload the mind never
+    believed degraded), as `weigh` skips it."""
+    before = held.get(normalised(evidence.statement))
+    if before is None and not evidence.form:
+        return None
+    prior = FORMED_CONFIDENCE if before is None else before
+    after = updated_confidence(prior, evidence.supports, OBSERVATION_WEIGHT)
+    return Conclusion(evidence.statement, evidence.supports, before, after)
+
+
+def conclusion(observation: Observation, beliefs: Iterable[BeliefRecord]) -> Conclusion | None:
+    """What one observation, weighed, would do to the belief it is evidence about."""
+    found = observed_evidence([observation])
+    if not found:
+        return None
+    return concluded(found[0], {normalised(b.statement): b.confidence for b in beliefs})
 
 
 def _evidence_key(o: Observation) -> str:
