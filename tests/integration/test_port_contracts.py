@@ -42,6 +42,7 @@ from minds.domain.ledger import EventRecord, MindChange, MindRecord, SubjectRef
 from minds.domain.procedures import PROCEDURE_STORED, ProceduralMemory
 from minds.domain.resources.kinds import APPROVAL, PLAN
 from minds.domain.series import (
+    CUT_EVERY,
     SERIES_CLOSED,
     SERIES_CUT,
     SERIES_EVENTS,
@@ -1137,13 +1138,14 @@ def test_a_series_is_written_only_over_the_version_read(ledger: Any) -> None:
 def test_a_series_step_and_its_rows_are_one_write(ledger: Any) -> None:
     current = recorded(None, look(NOW)).series
     ledger.save_series(current, replaces=None)
-    for minute in range(1, 62):
+    every = CUT_EVERY // timedelta(minutes=1)
+    for minute in range(1, every + 2):
         step = recorded(current, look(NOW + timedelta(minutes=minute)))
         assert ledger.save_series(step.series, replaces=step.replaces, told=step.rows)
         current = step.series
     [cut] = ledger.events(mind="keeper", type=SERIES_EVENTS)
-    assert (cut.type, cut.payload["count"], cut.subject.uid) == (SERIES_CUT, 61, current.id)
-    changed = recorded(current, look(NOW + timedelta(minutes=62), result=running(restarts=1)))
+    assert (cut.type, cut.payload["count"], cut.subject.uid) == (SERIES_CUT, every + 1, current.id)
+    changed = recorded(current, look(NOW + timedelta(minutes=every + 2), result=running(restarts=1)))
     assert not ledger.save_series(changed.series, replaces=changed.replaces - 1, told=changed.rows)
     assert [e.type for e in ledger.events(mind="keeper", type=SERIES_EVENTS)] == [SERIES_CUT]
 
@@ -1157,7 +1159,7 @@ def test_a_series_step_and_its_rows_are_one_write(ledger: Any) -> None:
     assert ledger.series("shop", "keeper") == [current]
     assert ledger.save_series(changed.series, replaces=changed.replaces, told=changed.rows)
     closed = ledger.events(mind="keeper", type=SERIES_CLOSED)
-    assert [series_from_row(e).count for e in closed] == [62]
+    assert [series_from_row(e).count for e in closed] == [every + 2]
     assert ledger.series("shop", "keeper") == [changed.series]
 
 
@@ -1174,9 +1176,9 @@ def test_a_thousand_identical_looks_make_one_series_of_a_thousand(ledger: Any) -
     [series] = ledger.series("shop", "keeper")
     assert (series.count, series.first_seen, full) == (1000, NOW, [NOW])
     assert series.last_seen == NOW + timedelta(seconds=60 * 999)
-    # A cut an hour: 16 in 999 minutes, each naming how many it adds.
+    # A cut every CUT_EVERY (two hours): 8 in 999 minutes, each naming how many it adds.
     cuts = ledger.events(mind="keeper", type=SERIES_CUT)
-    assert len(cuts) == 16
+    assert len(cuts) == timedelta(seconds=60 * 999) // CUT_EVERY == 8
     assert sum(c.payload["sinceCut"] for c in cuts) == series.cut_count - 1
 
 

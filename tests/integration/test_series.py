@@ -7,6 +7,7 @@ looking and recording; `why` and `timeline` read it back as they read everything
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import pytest
@@ -14,7 +15,8 @@ from sqlalchemy import text
 
 from minds.adapters.ledger import Ledger
 from minds.devenv.install import repo_root
-from minds.domain.series import SERIES_CLOSED, SERIES_CUT
+from minds.domain.ledger_seal import SealingKey
+from minds.domain.series import CUT_EVERY, SERIES_CLOSED, SERIES_CUT
 from tests.unit.engine.routine import (
     MINUTE,
     WORKLOAD,
@@ -66,7 +68,15 @@ def documented(what: str) -> int:
     return int(found.group(1).replace(",", ""))
 
 
-def test_an_idle_healthy_goal_writes_at_most_100_rows_a_day(ledger: Ledger) -> None:
+@pytest.fixture
+def sealed(migrated_database_url: str) -> Iterator[Ledger]:
+    """The ledger as a controller with its key writes it: every chained row sealed."""
+    with Ledger.from_url(migrated_database_url, SealingKey("k1", b"k" * 32)) as store:
+        yield store
+
+
+def test_an_idle_healthy_goal_writes_at_most_100_rows_a_day(sealed: Ledger) -> None:
+    ledger = sealed
     world = keeper(ledger)
     once_degraded(world)  # as the demo's mind: each look is evidence about a held belief
     before = rows(ledger)
@@ -80,7 +90,8 @@ def test_an_idle_healthy_goal_writes_at_most_100_rows_a_day(ledger: Ledger) -> N
     assert (looks(world).count, cycles(world).count, recorded_looks(world)) == (DAY - 1, DAY, 2)
 
 
-def test_a_goal_that_breaks_and_heals_every_hour(ledger: Ledger) -> None:
+def test_a_goal_that_breaks_and_heals_every_hour(sealed: Ledger) -> None:
+    ledger = sealed
     world = keeper(ledger)
     start = world.clock.now
     before = rows(ledger)
@@ -121,7 +132,8 @@ def test_a_crash_between_looking_and_recording_loses_that_look_alone(
 def test_a_changed_look_is_its_own_row_and_why_and_timeline_say_so(ledger: Ledger) -> None:
     world = keeper(ledger)
     start = world.clock.now
-    broke = broken_once(world, 90, 10)
+    running = CUT_EVERY // MINUTE + 30  # long enough to be cut once before it closes
+    broke = broken_once(world, running, 10)
     assert recorded_looks(world) == 1 + 3  # the change, then two looks that moved the belief
 
     told = [link.summary for link in why_the_restart(world)]
@@ -130,21 +142,21 @@ def test_a_changed_look_is_its_own_row_and_why_and_timeline_say_so(ledger: Ledge
         for s in told
     ), told
     assert (
-        f"before it, service.status on {WORKLOAD}: observed running 90 times between "
-        f"{start.isoformat()} and {(start + 89 * MINUTE).isoformat()}: "
+        f"before it, service.status on {WORKLOAD}: observed running {running} times between "
+        f"{start.isoformat()} and {(start + (running - 1) * MINUTE).isoformat()}: "
         f"Deployment {WORKLOAD} is running"
     ) in told, told
 
     items = timeline(world)
     summaries = [i["summary"] for i in items if i["what"] == "observation_series"]
     assert summaries[0] == (
-        f"observed running 90 times between {start.isoformat()} and "
-        f"{(start + 89 * MINUTE).isoformat()}"
+        f"observed running {running} times between {start.isoformat()} and "
+        f"{(start + (running - 1) * MINUTE).isoformat()}"
     )
     assert summaries[-1].endswith("(open)")
     looked = [i["at"] for i in items if i["what"] == "tool_executed"]
     assert broke.isoformat() in looked  # the changed look, an entry of its own
-    # The series' own rows (a cut at the hour, the close) are folded into its line.
+    # The series' own rows (a cut, the close) are folded into its line.
     assert {e.type for e in ledger.events(type=(SERIES_CUT, SERIES_CLOSED))} == {
         SERIES_CUT,
         SERIES_CLOSED,

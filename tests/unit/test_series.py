@@ -200,20 +200,21 @@ def test_running_looks_move_a_belief_in_degradation_until_it_settles() -> None:
 # -- the cut ------------------------------------------------------------------------------------
 
 
-def test_a_series_is_cut_once_an_hour_while_it_grows() -> None:
+def test_a_series_is_cut_every_cut_period_while_it_grows() -> None:
+    every = CUT_EVERY // MINUTE
     current = series_of(look(T0))
     cuts = []
-    for minute in range(1, 3 * 60 + 1):
+    for minute in range(1, 3 * every + 1):
         step = recorded(current, look(T0 + minute * MINUTE))
         cuts += [(minute, row) for row in step.rows]
         current = step.series
-    assert [minute for minute, _ in cuts] == [60, 120, 180]
+    assert [minute for minute, _ in cuts] == [every, 2 * every, 3 * every]
     minute, row = cuts[0]
     assert row.type == SERIES_CUT
-    assert (row.payload["count"], row.payload["sinceCut"]) == (61, 60)
-    assert cuts[1][1].payload["sinceCut"] == 60
-    assert current.count == 181
-    assert current.cut_count == 181
+    assert (row.payload["count"], row.payload["sinceCut"]) == (every + 1, every)
+    assert cuts[1][1].payload["sinceCut"] == every
+    assert current.count == 3 * every + 1
+    assert current.cut_count == 3 * every + 1
 
 
 def test_the_cut_is_due_by_the_clock_and_only_for_what_grew() -> None:

@@ -2,7 +2,7 @@
 same as the last? is a cut due?), write the step with one conditional write.
 
 ``minds.domain.series`` holds the rules. A routine occurrence costs one UPDATE of its series'
-row (and, once an hour, one journal row); any other is written in full by the caller's
+row (and, every `CUT_EVERY`, one journal row); any other is written in full by the caller's
 ``full``, in one transaction with the close of the series before it and the opening of its own.
 Every write is conditional on the series' version as read: a writer that lost a race reads
 again and decides again, so nothing is counted twice.

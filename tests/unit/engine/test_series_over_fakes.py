@@ -12,7 +12,13 @@ import pytest
 from minds.domain.beliefs import BELIEF_EVIDENCE_ADDED
 from minds.domain.ledger import EventRecord
 from minds.domain.resources.kinds import MIND
-from minds.domain.series import SERIES_CLOSED, SERIES_CUT, SeriesKind, series_from_row
+from minds.domain.series import (
+    CUT_EVERY,
+    SERIES_CLOSED,
+    SERIES_CUT,
+    SeriesKind,
+    series_from_row,
+)
 from tests.unit.engine.harness import NAMESPACE, World
 from tests.unit.engine.routine import (
     MINUTE,
@@ -45,7 +51,7 @@ def test_a_thousand_identical_looks_make_one_series_of_a_thousand() -> None:
     types = world.ledger.types()
     assert types.count("tool_executed") == 1
     assert types.count("cycle_completed") == 1
-    assert types.count(SERIES_CUT) == 2 * 16  # each series, once an hour
+    assert types.count(SERIES_CUT) == 2 * (999 * MINUTE // CUT_EVERY)  # each series, each cut
 
 
 def test_a_look_that_finds_something_else_is_its_own_row_and_closes_the_series() -> None:
