@@ -1145,7 +1145,8 @@ def test_a_series_step_and_its_rows_are_one_write(ledger: Any) -> None:
         current = step.series
     [cut] = ledger.events(mind="keeper", type=SERIES_EVENTS)
     assert (cut.type, cut.payload["count"], cut.subject.uid) == (SERIES_CUT, every + 1, current.id)
-    changed = recorded(current, look(NOW + timedelta(minutes=every + 2), result=running(restarts=1)))
+    later = NOW + timedelta(minutes=every + 2)
+    changed = recorded(current, look(later, result=running(restarts=1)))
     assert not ledger.save_series(changed.series, replaces=changed.replaces - 1, told=changed.rows)
     assert [e.type for e in ledger.events(mind="keeper", type=SERIES_EVENTS)] == [SERIES_CUT]
 
