@@ -75,11 +75,11 @@ __all__ = ["Ledger"]
 # Built once (see store_common): an execution's two rows are written on every step.
 _EXECUTIONS, _OUTCOMES = table_of(ExecutionRow), table_of(ExecutionOutcomeRow)
 _BEGIN = returning_chained(
-    insert(_EXECUTIONS).on_conflict_do_nothing(index_elements=[_EXECUTIONS.c.origin_key]),
+    insert(_EXECUTIONS),
     _EXECUTIONS.c.id,
 )
 _FINISH = returning_chained(
-    insert(_OUTCOMES).on_conflict_do_nothing(index_elements=[_OUTCOMES.c.execution_id]),
+    insert(_OUTCOMES),
     _OUTCOMES.c.id,
 )
 
