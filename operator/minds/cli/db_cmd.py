@@ -7,12 +7,21 @@ from pathlib import Path
 
 import typer
 from kubernetes.config import ConfigException
+from sqlalchemy.pool import NullPool
 
 from minds.adapters.kube.checkpoints import CheckpointUnavailable, read_checkpoint
 from minds.adapters.ledger import redact_url, schema_status
 from minds.adapters.ledger import upgrade as upgrade_schema
-from minds.adapters.ledger.db import DATABASE_URL_ENV, OWNER_URL_ENV, READER_URL_ENV
+from minds.adapters.ledger.db import (
+    DATABASE_URL_ENV,
+    OWNER_URL_ENV,
+    READER_URL_ENV,
+    make_engine,
+)
 from minds.adapters.ledger.keys import KEYS_DIR_ENV, LedgerKeyError, LedgerKeys, load_keys
+from minds.adapters.ledger.migrate import SchemaError
+from minds.adapters.ledger.migrate import maintain as maintain_partitions
+from minds.adapters.ledger.partitions import default_rows
 from minds.adapters.ledger.privileges import APP_ROLE_ENV, READER_ROLE_ENV, LedgerRoleError
 from minds.adapters.ledger.verify import parse_heads, verify_chains
 from minds.cli.kube import connect
@@ -98,6 +107,29 @@ def status(database_url: str | None = READER_URL) -> None:
     typer.echo(f"{redact_url(url)}: {st.describe()}")
     if not st.at_head:
         raise typer.Exit(1)
+    engine = make_engine(url, read_only=True, poolclass=NullPool)
+    try:
+        with engine.connect() as connection:
+            waiting = default_rows(connection)
+    finally:
+        engine.dispose()
+    # Rows no month took: more than none means `minds db maintain` stopped running.
+    typer.echo(f"rows in default partitions: {sum(waiting.values())}")
+
+
+@app.command()
+def maintain(owner_url: str | None = OWNER_URL, database_url: str | None = URL) -> None:
+    """Make each chained table's partitions up to three months ahead (idempotent) and report
+    the rows its default partition holds, as the owner role; `minds db upgrade` runs it too."""
+    url = _url(owner_url or database_url)
+    try:
+        done = maintain_partitions(url)
+    except SchemaError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    for line in done.describe():
+        typer.echo(line)
+    typer.echo(f"rows in default partitions: {sum(done.default_rows.values())}")
 
 
 CHECKPOINT_SOURCE = "configmap:"

@@ -49,6 +49,7 @@ _APPEND_ONLY = (
     "FOR EACH STATEMENT EXECUTE FUNCTION minds_refuse_mutation()"
 )
 _BOUND = re.compile(r"TO \('([^']+)'\)")
+_LOWER = re.compile(r"FROM \('([^']+)'\)")
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,18 @@ class Maintenance:
 
     created: tuple[str, ...]
     default_rows: dict[str, int]
+
+    def describe(self) -> list[str]:
+        """One line for what was made, one per table whose default partition holds rows."""
+        made = ", ".join(self.created) if self.created else "none (every month ahead exists)"
+        lines = [f"partitions created: {made}"]
+        lines += [
+            f"{table}: {rows} rows in {table}_default, which no month took; the months from "
+            "theirs on are not made until the owner moves them (see docs/ledger.md)"
+            for table, rows in self.default_rows.items()
+            if rows
+        ]
+        return lines
 
 
 def _month_start(at: datetime) -> datetime:
@@ -90,8 +103,8 @@ def is_partitioned(connection: Connection, table: str = "events") -> bool:
     return bool(found)
 
 
-def _upper_bound(connection: Connection, table: str) -> datetime | None:
-    """The highest upper bound of ``table``'s range partitions (the default has none)."""
+def _ranges(connection: Connection, table: str) -> list[tuple[datetime | None, datetime]]:
+    """(lower, upper) of ``table``'s range partitions, in order; None for MINVALUE."""
     bounds = connection.execute(
         text(
             "SELECT pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits AS i "
@@ -100,12 +113,24 @@ def _upper_bound(connection: Connection, table: str) -> datetime | None:
         ),
         {"t": table},
     ).scalars()
-    uppers = [
-        datetime.fromisoformat(match.group(1)).astimezone(UTC)
-        for bound in bounds
-        if (match := _BOUND.search(bound or "")) is not None
-    ]
-    return max(uppers, default=None)
+    ranges: list[tuple[datetime | None, datetime]] = []
+    for bound in bounds:
+        upper = _BOUND.search(bound or "")
+        if upper is None:
+            continue  # the default
+        lower = _LOWER.search(bound)
+        ranges.append((_parse(lower.group(1)) if lower else None, _parse(upper.group(1))))
+    return sorted(ranges, key=lambda r: r[1])
+
+
+def _parse(bound: str) -> datetime:
+    return datetime.fromisoformat(bound).astimezone(UTC)
+
+
+def _upper_bound(connection: Connection, table: str) -> datetime | None:
+    """The highest upper bound of ``table``'s range partitions (the default has none)."""
+    ranges = _ranges(connection, table)
+    return ranges[-1][1] if ranges else None
 
 
 def _quoted(at: datetime) -> str:
@@ -122,19 +147,23 @@ def ensure_partitions(
 ) -> Maintenance:
     """Create, in the caller's transaction, each chained table's default partition and its
     months from where its partitions end up to ``months_ahead`` after the current one; what
-    exists already is left as it is, so a second run creates nothing."""
+    exists already is left as it is, so a second run creates nothing. A table whose default
+    partition holds rows gets no month (Postgres would refuse one over them): `Maintenance`
+    says so."""
     now = (now or datetime.now(UTC)).astimezone(UTC)
     until = _month_start(now)
     for _ in range(months_ahead + 1):
         until = _next_month(until)
     created: list[str] = []
+    waiting = default_rows(connection)
     for table in PARTITIONED_TABLES:
         default = f"{table}_default"
         if not _exists(connection, default):
             _create(connection, table, default, "DEFAULT")
             created.append(default)
         lower = _upper_bound(connection, table) or _month_start(now)
-        while lower < until:
+        # A month made over rows the default holds would be refused: those wait for the owner.
+        while lower < until and not waiting.get(table):
             upper = _next_month(lower)
             name = month_partition(table, lower)
             _create(
@@ -160,13 +189,24 @@ def default_rows(connection: Connection) -> dict[str, int]:
         return {}
     counts: dict[str, int] = {}
     for table in PARTITIONED_TABLES:
-        # The months run without a hole from MINVALUE (the legacy partition) to the highest
-        # bound, so the default holds exactly the rows at or past it; read through the
-        # partitioned table, which the reader may read, and pruned to the default partition.
-        upper = _upper_bound(connection, table)
+        # The default holds exactly the rows outside every range: past the last one, or in a
+        # hole between two (a month dropped, or never made). Read through the partitioned
+        # table, which the reader may read, with those ranges, which prune to the default.
+        outside: list[str] = []
+        params: dict[str, datetime] = {}
+        previous: datetime | None = None
+        for n, (lower, upper) in enumerate(_ranges(connection, table)):
+            if previous is not None and lower is not None and lower > previous:
+                outside.append(f"(recorded_at >= :a{n} AND recorded_at < :b{n})")
+                params.update({f"a{n}": previous, f"b{n}": lower})
+            previous = upper
+        if previous is not None:
+            outside.append("recorded_at >= :last")
+            params["last"] = previous
+        where = " OR ".join(outside) or "true"
         counted = connection.execute(
-            text(f"SELECT count(*) FROM {table} WHERE recorded_at >= :upper"),  # noqa: S608
-            {"upper": upper},
+            text(f"SELECT count(*) FROM {table} WHERE {where}"),  # noqa: S608
+            params,
         )
         counts[table] = int(counted.scalar_one())
     return counts

@@ -108,6 +108,7 @@ class EventRow(Chained, Base):
     __tablename__ = "events"
     __table_args__ = (
         PrimaryKeyConstraint("id", "recorded_at"),
+        Index(None, "idempotency_key"),
         Index(None, "namespace", "mind", "occurred_at"),
         Index(None, "type"),
         Index(None, "namespace", "mind", "id"),
@@ -150,6 +151,7 @@ class ExecutionRow(Chained, Base):
     __tablename__ = "executions"
     __table_args__ = (
         PrimaryKeyConstraint("id", "recorded_at"),
+        Index(None, "origin_key"),
         Index(None, "namespace", "mind", "started_at"),
         Index(None, "namespace", "mind", "id"),
     )
@@ -174,6 +176,7 @@ class ExecutionOutcomeRow(Chained, Base):
     __tablename__ = "execution_outcomes"
     __table_args__ = (
         PrimaryKeyConstraint("id", "recorded_at"),
+        Index(None, "execution_id"),
         CheckConstraint("status IN ('executed', 'failed')", name="status"),
         Index(None, "namespace", "mind", "id"),
     )

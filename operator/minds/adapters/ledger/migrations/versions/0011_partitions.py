@@ -44,6 +44,8 @@ EXECUTION_REFERENCES = (
     ("execution_outcomes", "execution_id", "fk_execution_outcomes_execution_id_executions"),
     ("predictions", "execution_id", "fk_predictions_execution_id_executions"),
 )
+# Tables the ledger reads by their key (`Ledger.event`, `execution`, an outcome of an execution).
+LOOKED_UP_BY_KEY = ("events", "executions", "execution_outcomes")
 APPEND_ONLY_TRIGGER = (
     "CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON {table} "
     "FOR EACH STATEMENT EXECUTE FUNCTION minds_refuse_mutation()"
@@ -122,6 +124,9 @@ def _partition(table: ChainedTable, schema: str) -> None:
     for _, definition in indexes:
         # Same definition on the parent: ATTACH adopts the legacy table's index, no rebuild.
         op.execute(definition.replace(f".{legacy} ", f".{name} ", 1))
+    if name in LOOKED_UP_BY_KEY:
+        # Read by its key (an event by idempotency key, ...): an index per partition, not unique.
+        op.execute(f"CREATE INDEX ix_{name}_{table.key} ON {name} ({table.key})")
     op.execute(f"ALTER SEQUENCE {_sequence(table)} OWNED BY {name}.{table.order}")
     op.execute(
         f"ALTER TABLE {name} ATTACH PARTITION {legacy} FOR VALUES FROM (MINVALUE) TO ('{_cut()}')"
@@ -195,7 +200,10 @@ def _unpartition(table: ChainedTable, schema: str) -> None:
     op.execute(f"ALTER TABLE {legacy} DROP CONSTRAINT {primary.scalar_one()}")
     op.execute(f"ALTER TABLE {legacy} ALTER COLUMN recorded_at SET DEFAULT now()")
     for index, _ in _named(_INDEXES, legacy):
-        op.execute(f"ALTER INDEX {index} RENAME TO {index.removesuffix('_legacy')}")
+        if index.endswith("_legacy"):
+            op.execute(f"ALTER INDEX {index} RENAME TO {index.removesuffix('_legacy')}")
+        else:  # built by ATTACH for an index the table had not
+            op.execute(f"DROP INDEX {index}")
     op.execute(f"ALTER TRIGGER {legacy}_append_only ON {legacy} RENAME TO {name}_append_only")
     op.execute(f"ALTER TABLE {legacy} RENAME TO {name}")
     op.execute(f"ALTER TABLE {name} ADD CONSTRAINT pk_{name} PRIMARY KEY (id)")
