@@ -30,7 +30,7 @@ from tests.fixtures.docs import run_documented, sh_commands
 pytestmark = pytest.mark.integration
 
 DOC = repo_root() / "docs" / "ledger.md"
-KEYED_SECTIONS = ("The key", "Checkpoints")
+KEYED_SECTIONS = ("The key", "Checkpoints", "Archiving a month")
 _SQL = re.compile(r"^```sql\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 

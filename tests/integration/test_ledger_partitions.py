@@ -5,24 +5,36 @@ idempotent, and the chain verifies across partitions and across the migration.""
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import json
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import psycopg
 import pytest
 
 from minds.adapters.ledger import Ledger, upgrade, verify_chains
+from minds.adapters.ledger.archive import archive_before
 from minds.adapters.ledger.db import make_engine
+from minds.adapters.ledger.keys import LedgerKeys
 from minds.adapters.ledger.partitions import ensure_partitions, month_partition
+from minds.adapters.ledger.verify import BAD_CUT, UNLINKED
+from minds.devenv.install import repo_root
 from minds.domain.executions import ExecutionOrigin, ExecutionRecord
 from minds.domain.ledger import idempotency_key
+from minds.domain.ledger_seal import SEAL_ALGORITHM, manifest_message
+from tests.fixtures.docs import run_documented, sh_commands
 from tests.fixtures.postgres import DatabaseFactory, LedgerDatabase, connect
 from tests.integration.test_cli_db import minds
 from tests.integration.test_ledger_chain import event
+from tests.integration.test_ledger_seal import K1
 
 pytestmark = pytest.mark.integration
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+DOC = repo_root() / "docs" / "ledger.md"
 INSUFFICIENT_PRIVILEGE = "42501"
 APPEND_ONLY_SQLSTATE = "ML001"
 
@@ -257,3 +269,120 @@ def test_the_appends_cost_before_and_after(make_database: DatabaseFactory) -> No
     ratio = min(costs["after"]) / min(costs["before"])
     print(f"\nappend cost, partitioned / unpartitioned: {ratio:.2f} ({n} one-row appends)")
     assert ratio > 0
+
+
+def _archived_month(ledger: Ledger, database: LedgerDatabase) -> datetime:
+    """keeper's k1, k2 and warden's w1 in a partition closed at the returned instant; keeper's
+    k3 after it."""
+    for key, mind in (("k1", "keeper"), ("k2", "keeper"), ("w1", "warden")):
+        ledger.append_event(event(key, mind=mind))
+    split_current_partition(database, "events")
+    with connect(database.owner_url) as conn:
+        found = conn.execute(
+            "SELECT substring(pg_get_expr(relpartbound, oid) FROM 'TO \\(''([^'']+)''\\)') "
+            "FROM pg_class WHERE relname = %s",
+            (month_partition("events", datetime.now(UTC)),),
+        ).fetchone()
+    assert found is not None
+    ledger.append_event(event("k3"))
+    return datetime.fromisoformat(found[0])
+
+
+def test_an_archived_month_leaves_a_cut_that_verify_accepts(
+    ledger: Ledger, ledger_database: LedgerDatabase, tmp_path: Path
+) -> None:
+    closed = _archived_month(ledger, ledger_database)
+    done = archive_before(ledger_database.owner_url, closed, tmp_path, K1)
+    month = month_partition("events", datetime.now(UTC))
+    [archived] = [a for a in done if a.partition == month]
+    assert (archived.rows, archived.chains) == (3, 2)
+    manifest = json.loads(archived.manifest.read_text())
+    seal = bytes.fromhex(manifest.pop("seal"))
+    assert (manifest.pop("seal_key"), manifest.pop("seal_alg")) == ("k1", SEAL_ALGORITHM)
+    document = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
+    assert K1.holds(manifest_message(document), seal)
+    data = tmp_path / manifest["file"]
+    assert hashlib.sha256(data.read_bytes()).hexdigest() == manifest["sha256"]
+    lines = [json.loads(line) for line in gzip.decompress(data.read_bytes()).splitlines()]
+    assert [row["payload"]["key"] for row in lines] == ["k1", "k2", "w1"]  # chain order
+    assert lines[1]["prev_hash"] == lines[0]["row_hash"]
+    with connect(ledger_database.owner_url) as conn:
+        gone = conn.execute("SELECT to_regclass(%s)", (month,)).fetchone()
+    assert gone == (None,)
+    keys = LedgerKeys(keys={"k1": K1}, active=K1)
+    result = verify_chains(ledger_database.app_url, keys=keys)
+    assert result.intact, result.breaks
+    assert result.rows == 1  # k3, whose prev_hash is the recorded cut's head
+    # A replayed key of an archived row still adds nothing: the keys stay.
+    assert not ledger.append_event(event("k1"))
+
+
+def test_a_partition_dropped_without_its_archive_is_a_gap(
+    ledger: Ledger, ledger_database: LedgerDatabase
+) -> None:
+    _archived_month(ledger, ledger_database)
+    month = month_partition("events", datetime.now(UTC))
+    with connect(ledger_database.owner_url) as conn:
+        conn.execute(f"ALTER TABLE events DETACH PARTITION {month}")
+        conn.execute(f"DROP TABLE {month}")
+    result = verify_chains(ledger_database.app_url)
+    assert not result.intact
+    assert [(b.table, b.mind, b.reason) for b in result.breaks] == [("events", "keeper", UNLINKED)]
+    # A cut written without the key does not hide it from a verify given the key.
+    with connect(ledger_database.app_url) as conn:
+        row = conn.execute("SELECT prev_hash FROM events").fetchone()
+    assert row is not None
+    head = row[0]
+    with connect(ledger_database.owner_url) as conn:
+        conn.execute(
+            "INSERT INTO ledger_cuts (table_name, namespace, mind, last_order, head, partition, "
+            "manifest_sha256, seal, seal_key, seal_alg) VALUES ('events', 'ops', 'keeper', 2, "
+            "%s, 'forged', 'none', '\\x00', 'k1', %s)",
+            (head, SEAL_ALGORITHM),
+        )
+    keys = LedgerKeys(keys={"k1": K1}, active=K1)
+    result = verify_chains(ledger_database.app_url, keys=keys)
+    assert [(b.table, b.mind, b.reason) for b in result.breaks] == [("events", "keeper", BAD_CUT)]
+
+
+def test_the_archive_command_needs_the_key_and_the_owner(
+    ledger_database: LedgerDatabase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = ("db", "archive", "--before", "2000-01-01", "--out", str(tmp_path / "a"))
+    unkeyed = minds(*args, url=ledger_database.owner_url)
+    assert unkeyed.returncode == 2
+    assert "MINDS_LEDGER_KEYS_DIR" in unkeyed.stderr
+    (tmp_path / "keys").mkdir()
+    (tmp_path / "keys" / "k1").write_bytes(K1.secret)
+    monkeypatch.setenv("MINDS_LEDGER_KEYS_DIR", str(tmp_path / "keys"))
+    nothing = minds(*args, url=ledger_database.owner_url)
+    assert nothing.returncode == 0, nothing.stderr
+    assert "nothing to archive" in nothing.stdout
+    with connect(ledger_database.app_url) as conn, pytest.raises(psycopg.Error) as refused:
+        conn.execute(
+            "INSERT INTO ledger_cuts (table_name, namespace, mind, last_order, head, partition, "
+            "manifest_sha256, seal, seal_key, seal_alg) VALUES ('events', 'ops', 'keeper', 2, "
+            "'\\x00', 'p', 'm', '\\x00', 'k1', 'a')"
+        )
+    assert refused.value.sqlstate == INSUFFICIENT_PRIVILEGE
+
+
+def test_the_documented_archive_runs(
+    ledger: Ledger, ledger_database: LedgerDatabase, tmp_path: Path
+) -> None:
+    """docs/ledger.md's "Archiving a month", as written (a date before every partition's end,
+    so nothing is cut: a closed month needs a month to pass)."""
+    ledger.append_event(event("k1"))
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    (keys / "k1").write_bytes(K1.secret)
+    env = {
+        "MINDS_DATABASE_OWNER_URL": ledger_database.owner_url,
+        "MINDS_DATABASE_URL": ledger_database.app_url,
+        "MINDS_LEDGER_KEYS_DIR": str(keys),
+    }
+    commands = sh_commands(DOC, section="Archiving a month")
+    substitutions = {"<date>": "2000-01-01", "<dir>": str(tmp_path / "archive")}
+    outputs = run_documented(commands, substitutions, env, tmp_path)
+    assert "nothing to archive" in outputs["minds db archive --before <date> --out <dir>"]
+    assert "ledger intact: 1 rows in 1 chains" in outputs["minds db verify"]

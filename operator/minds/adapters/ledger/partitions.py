@@ -30,6 +30,7 @@ __all__ = [
     "PARTITIONED_TABLES",
     "PARTITION_NAME",
     "Maintenance",
+    "closed_partitions",
     "default_rows",
     "ensure_partitions",
     "is_partitioned",
@@ -121,6 +122,38 @@ def _ranges(connection: Connection, table: str) -> list[tuple[datetime | None, d
         lower = _LOWER.search(bound)
         ranges.append((_parse(lower.group(1)) if lower else None, _parse(upper.group(1))))
     return sorted(ranges, key=lambda r: r[1])
+
+
+def closed_partitions(
+    connection: Connection, table: str, before: datetime
+) -> list[tuple[str, tuple[str | None, str]]]:
+    """``table``'s range partitions that end on or before ``before``, oldest first, each with
+    its bounds as ISO text (None: from MINVALUE)."""
+    found = connection.execute(
+        text(
+            "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits AS i "
+            "JOIN pg_class AS c ON c.oid = i.inhrelid "
+            "WHERE i.inhparent = format('%I.%I', current_schema(), CAST(:t AS text))::regclass"
+        ),
+        {"t": table},
+    ).all()
+    closed: list[tuple[datetime, str, tuple[str | None, str]]] = []
+    for name, bound in found:
+        upper = _BOUND.search(bound or "")
+        if upper is None or _parse(upper.group(1)) > before:
+            continue
+        lower = _LOWER.search(bound)
+        closed.append(
+            (
+                _parse(upper.group(1)),
+                str(name),
+                (
+                    _parse(lower.group(1)).isoformat() if lower else None,
+                    _parse(upper.group(1)).isoformat(),
+                ),
+            )
+        )
+    return [(name, bounds) for _, name, bounds in sorted(closed)]
 
 
 def _parse(bound: str) -> datetime:

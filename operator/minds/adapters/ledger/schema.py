@@ -46,8 +46,9 @@ NAMING_CONVENTION = {
 REFUSE_MUTATION_FUNCTION = "minds_refuse_mutation"
 
 # Append-only and not chained: the keyed seals of the chained rows, each chain's switch to
-# sealing and the checkpoints kept outside the database (see `minds.domain.ledger_seal`).
-SEAL_TABLES = ("ledger_seals", "chain_switches", "ledger_checkpoints")
+# sealing, the checkpoints kept outside the database (see `minds.domain.ledger_seal`) and the
+# cuts of archived partitions (written by the owner only: see `privileges`).
+SEAL_TABLES = ("ledger_seals", "chain_switches", "ledger_checkpoints", "ledger_cuts")
 
 # Append-only, not chained, unpartitioned: the unique keys of the partitioned chained tables
 # (see `chain.CHAINED_TABLES`, migration 0011), written by the sealing trigger with each row.
@@ -445,6 +446,23 @@ class LedgerCheckpointRow(Sealed, Base):
     name: Mapped[str] = mapped_column(Text)
     sequence: Mapped[int] = mapped_column(BigInteger)
     document: Mapped[str] = mapped_column(Text)
+    recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
+
+
+class LedgerCutRow(Sealed, Base):
+    """Append-only, written by the owner's `minds db archive`: one chain's rows up to
+    `last_order` (the last with hash `head`) left the database into an archive."""
+
+    __tablename__ = "ledger_cuts"
+    __table_args__ = (PrimaryKeyConstraint("table_name", "namespace", "mind", "last_order"),)
+
+    table_name: Mapped[str] = mapped_column(Text)
+    namespace: Mapped[str] = mapped_column(Text)
+    mind: Mapped[str] = mapped_column(Text)
+    last_order: Mapped[int] = mapped_column(BigInteger, autoincrement=False)
+    head: Mapped[bytes] = mapped_column(LargeBinary)
+    partition: Mapped[str] = mapped_column(Text)
+    manifest_sha256: Mapped[str] = mapped_column(Text)
     recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
 
 

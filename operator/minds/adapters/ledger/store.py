@@ -1,9 +1,11 @@
 """The ledger store: append events, query them, keep the current state of minds.
 
-Every write is idempotent. Events are keyed by a deterministic idempotency key and inserted with
-ON CONFLICT DO NOTHING, so replaying a transition after a crash adds nothing; mind rows are only
-moved forward (newer generation, or a new uid after delete and re-create), so a replayed or stale
-observation leaves them as they are. Payloads and specs pass through `mask_secrets` first.
+Every write is idempotent. Events are keyed by a deterministic idempotency key, and an insert
+whose key is already in `event_keys` adds nothing (the sealing trigger skips it, in whatever
+month's partition it would land), so replaying a transition after a crash adds nothing; mind
+rows are only moved forward (newer generation, or a new uid after delete and re-create), so a
+replayed or stale observation leaves them as they are. Payloads and specs pass through
+`mask_secrets` first.
 
 Intentions, beliefs, predictions and procedural memories live in the store mixins
 (`store_intentions`, `store_beliefs`, `store_procedures`); `Ledger` exposes their methods.

@@ -167,11 +167,40 @@ def upgrade() -> None:
         op.create_foreign_key(
             f"fk_{referrer}_{column}_execution_keys", referrer, "execution_keys", [column], ["id"]
         )
+    _create_cuts()
     ensure_partitions(op.get_bind())
+
+
+def _create_cuts() -> None:
+    """`ledger_cuts`: one row per chain per archived partition (`minds db archive`)."""
+    op.create_table(
+        "ledger_cuts",
+        sa.Column("table_name", sa.Text(), nullable=False),
+        sa.Column("namespace", sa.Text(), nullable=False),
+        sa.Column("mind", sa.Text(), nullable=False),
+        sa.Column("last_order", sa.BigInteger(), nullable=False),
+        sa.Column("head", sa.LargeBinary(), nullable=False),
+        sa.Column("partition", sa.Text(), nullable=False),
+        sa.Column("manifest_sha256", sa.Text(), nullable=False),
+        sa.Column("seal", sa.LargeBinary(), nullable=False),
+        sa.Column("seal_key", sa.Text(), nullable=False),
+        sa.Column("seal_alg", sa.Text(), nullable=False),
+        sa.Column(
+            "recorded_at",
+            sa.DateTime(timezone=True),
+            server_default=sa.text("now()"),
+            nullable=False,
+        ),
+        sa.PrimaryKeyConstraint(
+            "table_name", "namespace", "mind", "last_order", name="pk_ledger_cuts"
+        ),
+    )
+    op.execute(APPEND_ONLY_TRIGGER.format(table="ledger_cuts"))
 
 
 def downgrade() -> None:
     schema = _schema()
+    op.drop_table("ledger_cuts")
     for referrer, column, _ in EXECUTION_REFERENCES:
         op.drop_constraint(f"fk_{referrer}_{column}_execution_keys", referrer, type_="foreignkey")
     for table in reversed(CHAINED_TABLES):
