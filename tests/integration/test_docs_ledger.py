@@ -30,7 +30,7 @@ from tests.fixtures.docs import run_documented, sh_commands
 pytestmark = pytest.mark.integration
 
 DOC = repo_root() / "docs" / "ledger.md"
-KEYED_SECTIONS = ("The key", "Checkpoints")
+KEYED_SECTIONS = ("The key", "Checkpoints", "Archiving a month")
 _SQL = re.compile(r"^```sql\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
@@ -120,6 +120,8 @@ def test_the_documented_setup_upgrade_and_verify_work(
     commands = sh_commands(DOC, skip=KEYED_SECTIONS)
     outputs = run_documented(commands, {}, env, tmp_path)
     assert "ledger intact: 0 rows in 0 chains" in outputs["minds db verify"]
+    assert "partitions created: none" in outputs["minds db maintain"]
+    assert "rows in default partitions: 0" in outputs["minds db maintain"]
 
     with psycopg.connect(reader_url, autocommit=True) as conn:
         assert conn.execute("SELECT count(*) FROM events").fetchone() == (0,)

@@ -3,16 +3,33 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
 from kubernetes.config import ConfigException
+from sqlalchemy.pool import NullPool
 
 from minds.adapters.kube.checkpoints import CheckpointUnavailable, read_checkpoint
 from minds.adapters.ledger import redact_url, schema_status
 from minds.adapters.ledger import upgrade as upgrade_schema
-from minds.adapters.ledger.db import DATABASE_URL_ENV, OWNER_URL_ENV, READER_URL_ENV
-from minds.adapters.ledger.keys import KEYS_DIR_ENV, LedgerKeyError, LedgerKeys, load_keys
+from minds.adapters.ledger.archive import archive_before
+from minds.adapters.ledger.db import (
+    DATABASE_URL_ENV,
+    OWNER_URL_ENV,
+    READER_URL_ENV,
+    make_engine,
+)
+from minds.adapters.ledger.keys import (
+    KEYS_DIR_ENV,
+    LedgerKeyError,
+    LedgerKeys,
+    keys_from_env,
+    load_keys,
+)
+from minds.adapters.ledger.migrate import SchemaError
+from minds.adapters.ledger.migrate import maintain as maintain_partitions
+from minds.adapters.ledger.partitions import default_rows
 from minds.adapters.ledger.privileges import APP_ROLE_ENV, READER_ROLE_ENV, LedgerRoleError
 from minds.adapters.ledger.verify import parse_heads, verify_chains
 from minds.cli.kube import connect
@@ -98,6 +115,63 @@ def status(database_url: str | None = READER_URL) -> None:
     typer.echo(f"{redact_url(url)}: {st.describe()}")
     if not st.at_head:
         raise typer.Exit(1)
+    engine = make_engine(url, read_only=True, poolclass=NullPool)
+    try:
+        with engine.connect() as connection:
+            waiting = default_rows(connection)
+    finally:
+        engine.dispose()
+    # Rows no month took: more than none means `minds db maintain` stopped running.
+    typer.echo(f"rows in default partitions: {sum(waiting.values())}")
+
+
+@app.command()
+def archive(
+    before: datetime = typer.Option(
+        ...,
+        "--before",
+        formats=["%Y-%m-%d"],
+        help="Archive every partition that ends on or before this day (UTC), then cut it.",
+    ),
+    out: Path = typer.Option(..., "--out", help="The directory the archives are written to."),
+    owner_url: str | None = OWNER_URL,
+    database_url: str | None = URL,
+) -> None:
+    """Write each closed partition of the chained tables to OUT (JSON Lines, gzip, in chain
+    order, and a manifest sealed with the ledger's active key from MINDS_LEDGER_KEYS_DIR),
+    record the cut, then detach and drop the partition; as the owner role."""
+    url = _url(owner_url or database_url)
+    try:
+        keys = keys_from_env()
+    except LedgerKeyError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    if keys is None or keys.active is None:
+        typer.echo(f"error: an archive is sealed: set {KEYS_DIR_ENV}", err=True)
+        raise typer.Exit(2)
+    done = archive_before(url, before.replace(tzinfo=UTC), out, keys.active)
+    for archived in done:
+        typer.echo(
+            f"archived {archived.partition}: {archived.rows} rows in {archived.chains} chains, "
+            f"manifest {archived.manifest}; partition dropped"
+        )
+    if not done:
+        typer.echo(f"nothing to archive: no partition ends on or before {before:%Y-%m-%d}")
+
+
+@app.command()
+def maintain(owner_url: str | None = OWNER_URL, database_url: str | None = URL) -> None:
+    """Make each chained table's partitions up to three months ahead (idempotent) and report
+    the rows its default partition holds, as the owner role; `minds db upgrade` runs it too."""
+    url = _url(owner_url or database_url)
+    try:
+        done = maintain_partitions(url)
+    except SchemaError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    for line in done.describe():
+        typer.echo(line)
+    typer.echo(f"rows in default partitions: {sum(done.default_rows.values())}")
 
 
 CHECKPOINT_SOURCE = "configmap:"

@@ -59,6 +59,18 @@ def switch_message(table: str, namespace: str, mind: str, first_sealed_order: in
     return message("switch", table, namespace, mind, first_sealed_order)
 
 
+def cut_message(
+    table: str, namespace: str, mind: str, last_order: int, head: bytes, manifest: str
+) -> bytes:
+    """A cut of one chain: its rows up to ``last_order`` (whose hash is ``head``) left the
+    database into the archive whose manifest has the sha256 ``manifest``."""
+    return message("cut", table, namespace, mind, last_order, head, manifest)
+
+
+def manifest_message(document: bytes) -> bytes:
+    return message("archive-manifest", document)
+
+
 @dataclass(frozen=True)
 class SealingKey:
     """One key: its id (the name it is stored under) and its bytes."""

@@ -50,19 +50,37 @@ class ChainedTable:
     """
 
     name: str
+    key: str
+    keys: str
     order: str = "id"
     parent: tuple[str, str] | None = None
+
+    @property
+    def key_columns(self) -> tuple[str, ...]:
+        """What the append writes into the keys table besides ``recorded_at``: the key, and for
+        executions the id too (the rows that name an execution reference it there)."""
+        return (self.key, "id") if self.name == "executions" else (self.key,)
 
 
 # A table added here needs a migration that installs its trigger (`chain_trigger_sql`) and
 # chains the rows it already holds, as 0006 does for these.
+#: `key` is the column that makes an append idempotent (a replay adds nothing); since 0011 the
+#: tables are partitioned by time and the key's unique index lives in the unpartitioned `keys`
+#: table, written by the sealing trigger (see docs/adr/0002-ledger-partitions.md).
 CHAINED_TABLES = (
-    ChainedTable("events"),
-    ChainedTable("volition_decisions"),
-    ChainedTable("executions"),
-    ChainedTable("execution_outcomes", parent=("executions", "execution_id")),
-    ChainedTable("belief_evidence", parent=("beliefs", "belief_id")),
-    ChainedTable("procedural_memories", order="seq"),
+    ChainedTable("events", key="idempotency_key", keys="event_keys"),
+    ChainedTable("volition_decisions", key="idempotency_key", keys="volition_decision_keys"),
+    ChainedTable("executions", key="origin_key", keys="execution_keys"),
+    ChainedTable(
+        "execution_outcomes",
+        key="execution_id",
+        keys="execution_outcome_keys",
+        parent=("executions", "execution_id"),
+    ),
+    ChainedTable(
+        "belief_evidence", key="key", keys="belief_evidence_keys", parent=("beliefs", "belief_id")
+    ),
+    ChainedTable("procedural_memories", key="id", keys="procedural_memory_keys", order="seq"),
 )
 
 
@@ -95,11 +113,19 @@ def chain_function_name(table: ChainedTable) -> str:
     return f"minds_chain_{table.name}"
 
 
-def chain_trigger_sql(table: ChainedTable, *, schema: str, sequence: str) -> list[str]:
+def chain_trigger_sql(
+    table: ChainedTable, *, schema: str, sequence: str, partitioned: bool = False
+) -> list[str]:
     """The statements that create the sealing function and BEFORE INSERT trigger of `table`.
 
     `schema` and `sequence` (schema-qualified) are resolved at migration time and written into
     the function, whose search_path is pinned: a caller's search_path cannot redirect a name.
+
+    ``partitioned`` (migration 0011 on): `recorded_at` is `statement_timestamp()`, the value its
+    column default already routed the row by (a BEFORE trigger runs after routing and may not
+    move a row to another partition), and the row's key goes into the table's keys table first:
+    a key already there skips the row, as ON CONFLICT DO NOTHING did with the unique index the
+    partitioned table can no longer have.
     """
     qualified = f'"{schema}"."{table.name}"'
     settings = "\n".join(f"SET {name} = '{value}'" for name, value in CANONICAL_SETTINGS.items())
@@ -109,6 +135,17 @@ def chain_trigger_sql(table: ChainedTable, *, schema: str, sequence: str) -> lis
         parent = (
             f'SELECT p.namespace, p.mind INTO NEW.namespace, NEW.mind FROM "{schema}".'  # noqa: S608
             f'"{parent_table}" AS p WHERE p.id = NEW.{fk};\n    '
+        )
+    recorded = "now()"
+    keyed = ""
+    if partitioned:
+        recorded = "statement_timestamp()"
+        columns = ", ".join(table.key_columns)
+        values = ", ".join(f"NEW.{c}" for c in table.key_columns)
+        keyed = (
+            f'INSERT INTO "{schema}"."{table.keys}" ({columns}, recorded_at)\n'  # noqa: S608
+            f"        VALUES ({values}, NEW.recorded_at) ON CONFLICT DO NOTHING;\n"
+            "    IF NOT FOUND THEN\n        RETURN NULL;\n    END IF;\n    "
         )
     function = f"""
 CREATE OR REPLACE FUNCTION "{schema}".{chain_function_name(table)}() RETURNS trigger
@@ -124,8 +161,8 @@ BEGIN
     {parent}PERFORM pg_advisory_xact_lock(hashtext('{table.name}'),
                                  hashtext(NEW.namespace || '/' || NEW.mind));
     NEW.{table.order} := nextval('{sequence}'::regclass);
-    NEW.recorded_at := now();
-    SELECT t.row_hash INTO NEW.prev_hash FROM {qualified} AS t
+    NEW.recorded_at := {recorded};
+    {keyed}SELECT t.row_hash INTO NEW.prev_hash FROM {qualified} AS t
         WHERE t.namespace = NEW.namespace AND t.mind = NEW.mind
         ORDER BY t.{table.order} DESC LIMIT 1;
     NEW.row_hash := {row_hash_sql("NEW.prev_hash", "NEW")};

@@ -20,6 +20,7 @@ from sqlalchemy import URL, Connection, text
 from sqlalchemy.pool import NullPool
 
 from minds.adapters.ledger.db import make_engine, redact_url
+from minds.adapters.ledger.partitions import Maintenance, ensure_partitions, is_partitioned
 
 __all__ = [
     "MIGRATIONS_DIR",
@@ -32,6 +33,7 @@ __all__ = [
     "current",
     "current_on",
     "head",
+    "maintain",
     "raise_unless_at_head",
     "schema_status",
     "schema_status_on",
@@ -185,7 +187,40 @@ def upgrade(
             config.attributes["app_role"] = app_role
             config.attributes["reader_role"] = reader_role
             command.upgrade(config, revision)
+            if is_partitioned(connection):
+                ensure_partitions(connection)
             notes = tuple(config.attributes.get("notes", ()))
             return replace(status_of(current_on(connection)), notes=notes)
+    finally:
+        engine.dispose()
+
+
+def maintain(url: str | URL) -> Maintenance:
+    """Make the chained tables' months ahead and count the rows their default partitions
+    hold (see `minds.adapters.ledger.partitions`), as the owner role, under the migrations'
+    lock; idempotent. Refuses a database not yet migrated to partitions."""
+    engine = make_engine(url, poolclass=NullPool)
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                text("SELECT pg_advisory_xact_lock(:id)"), {"id": _MIGRATION_LOCK_ID}
+            )
+            owner = connection.execute(
+                text(
+                    "SELECT pg_has_role(current_user, relowner, 'MEMBER') FROM pg_class "
+                    "WHERE oid = to_regclass('events')"
+                )
+            ).scalar()
+            if not owner:
+                raise SchemaError(
+                    "the ledger's partitions are made by its owner: run `minds db maintain` "
+                    f"with MINDS_DATABASE_OWNER_URL (database: {redact_url(url)})"
+                )
+            if not is_partitioned(connection):
+                raise SchemaBehindError(
+                    f"{schema_status_on(connection).describe()}: the ledger is not partitioned "
+                    f"yet (database: {redact_url(url)})"
+                )
+            return ensure_partitions(connection)
     finally:
         engine.dispose()

@@ -65,6 +65,8 @@ TABLE_GRANTS: dict[str, tuple[str, ...]] = {
     **{table: ("SELECT", "INSERT") for table in APPEND_ONLY_TABLES},
     **{table: ("SELECT", "INSERT", "UPDATE") for table in MUTABLE_TABLES},
     _VERSION_TABLE: ("SELECT",),
+    # A cut says rows left the database on purpose: only the owner, who archives, writes one.
+    "ledger_cuts": ("SELECT",),
 }
 
 # The reader may read every table the code classifies (what `why`, `timeline`, `db status` and

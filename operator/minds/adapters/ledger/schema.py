@@ -46,8 +46,20 @@ NAMING_CONVENTION = {
 REFUSE_MUTATION_FUNCTION = "minds_refuse_mutation"
 
 # Append-only and not chained: the keyed seals of the chained rows, each chain's switch to
-# sealing and the checkpoints kept outside the database (see `minds.domain.ledger_seal`).
-SEAL_TABLES = ("ledger_seals", "chain_switches", "ledger_checkpoints")
+# sealing, the checkpoints kept outside the database (see `minds.domain.ledger_seal`) and the
+# cuts of archived partitions (written by the owner only: see `privileges`).
+SEAL_TABLES = ("ledger_seals", "chain_switches", "ledger_checkpoints", "ledger_cuts")
+
+# Append-only, not chained, unpartitioned: the unique keys of the partitioned chained tables
+# (see `chain.CHAINED_TABLES`, migration 0011), written by the sealing trigger with each row.
+KEY_TABLES = (
+    "event_keys",
+    "volition_decision_keys",
+    "execution_keys",
+    "execution_outcome_keys",
+    "belief_evidence_keys",
+    "procedural_memory_keys",
+)
 
 APPEND_ONLY_TABLES = (
     "volition_decisions",
@@ -57,6 +69,7 @@ APPEND_ONLY_TABLES = (
     "belief_evidence",
     "procedural_memories",
     *SEAL_TABLES,
+    *KEY_TABLES,
 )
 
 # Current state, changed in place (every change told by an event): the application may also
@@ -96,7 +109,8 @@ class EventRow(Chained, Base):
 
     __tablename__ = "events"
     __table_args__ = (
-        UniqueConstraint("idempotency_key"),
+        PrimaryKeyConstraint("id", "recorded_at"),
+        Index(None, "idempotency_key"),
         Index(None, "namespace", "mind", "occurred_at"),
         Index(None, "type"),
         Index(None, "namespace", "mind", "id"),
@@ -104,7 +118,7 @@ class EventRow(Chained, Base):
         Index(None, "subject_uid"),
     )
 
-    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(BigInteger, autoincrement=True)
     mind: Mapped[str] = mapped_column(Text)
     namespace: Mapped[str] = mapped_column(Text)
     type: Mapped[str] = mapped_column(Text)
@@ -113,7 +127,7 @@ class EventRow(Chained, Base):
     subject_uid: Mapped[str | None] = mapped_column(Text)
     payload: Mapped[dict[str, Any]] = mapped_column(server_default=text("'{}'::jsonb"))
     occurred_at: Mapped[datetime]
-    recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
+    recorded_at: Mapped[datetime] = mapped_column(server_default=text("statement_timestamp()"))
     idempotency_key: Mapped[str] = mapped_column(Text)
 
 
@@ -138,12 +152,13 @@ class ExecutionRow(Chained, Base):
 
     __tablename__ = "executions"
     __table_args__ = (
-        UniqueConstraint("origin_key"),
+        PrimaryKeyConstraint("id", "recorded_at"),
+        Index(None, "origin_key"),
         Index(None, "namespace", "mind", "started_at"),
         Index(None, "namespace", "mind", "id"),
     )
 
-    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(BigInteger, autoincrement=True)
     origin_key: Mapped[str] = mapped_column(Text)
     mind: Mapped[str] = mapped_column(Text)
     namespace: Mapped[str] = mapped_column(Text)
@@ -154,7 +169,7 @@ class ExecutionRow(Chained, Base):
     evidence: Mapped[dict[str, Any]]
     authority: Mapped[dict[str, Any]]
     started_at: Mapped[datetime]
-    recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
+    recorded_at: Mapped[datetime] = mapped_column(server_default=text("statement_timestamp()"))
 
 
 class ExecutionOutcomeRow(Chained, Base):
@@ -162,13 +177,14 @@ class ExecutionOutcomeRow(Chained, Base):
 
     __tablename__ = "execution_outcomes"
     __table_args__ = (
-        UniqueConstraint("execution_id"),
+        PrimaryKeyConstraint("id", "recorded_at"),
+        Index(None, "execution_id"),
         CheckConstraint("status IN ('executed', 'failed')", name="status"),
         Index(None, "namespace", "mind", "id"),
     )
 
-    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
-    execution_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("executions.id"))
+    id: Mapped[int] = mapped_column(BigInteger, autoincrement=True)
+    execution_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("execution_keys.id"))
     # Copied from the execution by the chain trigger: the mind whose chain the row is in.
     namespace: Mapped[str] = mapped_column(Text)
     mind: Mapped[str] = mapped_column(Text)
@@ -178,7 +194,7 @@ class ExecutionOutcomeRow(Chained, Base):
     output: Mapped[Any] = mapped_column(JSONB, nullable=True)
     error: Mapped[str | None] = mapped_column(Text)
     finished_at: Mapped[datetime]
-    recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
+    recorded_at: Mapped[datetime] = mapped_column(server_default=text("statement_timestamp()"))
 
 
 class IntentionRow(Base):
@@ -242,13 +258,13 @@ class BeliefEvidenceRow(Chained, Base):
 
     __tablename__ = "belief_evidence"
     __table_args__ = (
-        UniqueConstraint("key"),
+        PrimaryKeyConstraint("id", "recorded_at"),
         Index(None, "belief_id"),
         CheckConstraint("weight >= 0", name="weight"),
         Index(None, "namespace", "mind", "id"),
     )
 
-    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(BigInteger, autoincrement=True)
     belief_id: Mapped[str] = mapped_column(Text, ForeignKey("beliefs.id"))
     # Copied from the belief by the chain trigger: the mind whose chain the row is in.
     namespace: Mapped[str] = mapped_column(Text)
@@ -260,7 +276,7 @@ class BeliefEvidenceRow(Chained, Base):
     confidence_before: Mapped[float] = mapped_column(Double)
     confidence_after: Mapped[float] = mapped_column(Double)
     occurred_at: Mapped[datetime]
-    recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
+    recorded_at: Mapped[datetime] = mapped_column(server_default=text("statement_timestamp()"))
 
 
 class PredictionRow(Base):
@@ -280,7 +296,7 @@ class PredictionRow(Base):
     mind: Mapped[str] = mapped_column(Text)
     plan: Mapped[str] = mapped_column(Text)
     step: Mapped[str] = mapped_column(Text)
-    execution_id: Mapped[int | None] = mapped_column(BigInteger, ForeignKey("executions.id"))
+    execution_id: Mapped[int | None] = mapped_column(BigInteger, ForeignKey("execution_keys.id"))
     belief_id: Mapped[str | None] = mapped_column(Text, ForeignKey("beliefs.id"))
     criteria: Mapped[dict[str, Any]]
     confidence: Mapped[float] = mapped_column(Double)
@@ -298,11 +314,11 @@ class ProceduralMemoryRow(Chained, Base):
     __table_args__ = (
         Index(None, "namespace", "mind", "subject"),
         CheckConstraint("confidence >= 0 AND confidence <= 1", name="confidence"),
-        UniqueConstraint("seq"),
+        PrimaryKeyConstraint("id", "recorded_at"),
         Index(None, "namespace", "mind", "seq"),
     )
 
-    id: Mapped[str] = mapped_column(Text, primary_key=True)
+    id: Mapped[str] = mapped_column(Text)
     # Chain order, assigned by the database (the id is the caller's deterministic key).
     seq: Mapped[int] = mapped_column(BigInteger)
     namespace: Mapped[str] = mapped_column(Text)
@@ -314,7 +330,7 @@ class ProceduralMemoryRow(Chained, Base):
     plan: Mapped[str] = mapped_column(Text)
     revision: Mapped[int]
     created_at: Mapped[datetime]
-    recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
+    recorded_at: Mapped[datetime] = mapped_column(server_default=text("statement_timestamp()"))
 
 
 class WantRow(Base):
@@ -355,13 +371,13 @@ class VolitionDecisionRow(Chained, Base):
 
     __tablename__ = "volition_decisions"
     __table_args__ = (
-        UniqueConstraint("idempotency_key"),
+        PrimaryKeyConstraint("id", "recorded_at"),
         Index(None, "namespace", "mind", "decided_at"),
         Index(None, "subjects", postgresql_using="gin"),
         Index(None, "namespace", "mind", "id"),
     )
 
-    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(BigInteger, autoincrement=True)
     namespace: Mapped[str] = mapped_column(Text)
     mind: Mapped[str] = mapped_column(Text)
     kind: Mapped[str] = mapped_column(Text)
@@ -369,7 +385,7 @@ class VolitionDecisionRow(Chained, Base):
     subjects: Mapped[dict[str, Any]]
     data: Mapped[dict[str, Any]]
     decided_at: Mapped[datetime]
-    recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
+    recorded_at: Mapped[datetime] = mapped_column(server_default=text("statement_timestamp()"))
     idempotency_key: Mapped[str] = mapped_column(Text)
 
 
@@ -463,6 +479,63 @@ class ObservationSeriesRow(Base):
     cut_at: Mapped[datetime]
     closed_at: Mapped[datetime | None]
     version: Mapped[int] = mapped_column(BigInteger)
+
+
+class LedgerCutRow(Sealed, Base):
+    """Append-only, written by the owner's `minds db archive`: one chain's rows up to
+    `last_order` (the last with hash `head`) left the database into an archive."""
+
+    __tablename__ = "ledger_cuts"
+    __table_args__ = (PrimaryKeyConstraint("table_name", "namespace", "mind", "last_order"),)
+
+    table_name: Mapped[str] = mapped_column(Text)
+    namespace: Mapped[str] = mapped_column(Text)
+    mind: Mapped[str] = mapped_column(Text)
+    last_order: Mapped[int] = mapped_column(BigInteger, autoincrement=False)
+    head: Mapped[bytes] = mapped_column(LargeBinary)
+    partition: Mapped[str] = mapped_column(Text)
+    manifest_sha256: Mapped[str] = mapped_column(Text)
+    recorded_at: Mapped[datetime] = mapped_column(server_default=text("now()"))
+
+
+class _Keyed:
+    """A key of a partitioned chained table: once here, a second row with it is skipped."""
+
+    recorded_at: Mapped[datetime]
+
+
+class EventKeyRow(_Keyed, Base):
+    __tablename__ = "event_keys"
+    idempotency_key: Mapped[str] = mapped_column(Text, primary_key=True)
+
+
+class VolitionDecisionKeyRow(_Keyed, Base):
+    __tablename__ = "volition_decision_keys"
+    idempotency_key: Mapped[str] = mapped_column(Text, primary_key=True)
+
+
+class ExecutionKeyRow(_Keyed, Base):
+    """What an outcome or a prediction references: `executions.id`, unique here."""
+
+    __tablename__ = "execution_keys"
+    __table_args__ = (UniqueConstraint("id"),)
+    origin_key: Mapped[str] = mapped_column(Text, primary_key=True)
+    id: Mapped[int] = mapped_column(BigInteger)
+
+
+class ExecutionOutcomeKeyRow(_Keyed, Base):
+    __tablename__ = "execution_outcome_keys"
+    execution_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+
+
+class BeliefEvidenceKeyRow(_Keyed, Base):
+    __tablename__ = "belief_evidence_keys"
+    key: Mapped[str] = mapped_column(Text, primary_key=True)
+
+
+class ProceduralMemoryKeyRow(_Keyed, Base):
+    __tablename__ = "procedural_memory_keys"
+    id: Mapped[str] = mapped_column(Text, primary_key=True)
 
 
 def table_of(row: type[Base]) -> Table:

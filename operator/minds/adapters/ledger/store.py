@@ -1,9 +1,11 @@
 """The ledger store: append events, query them, keep the current state of minds.
 
-Every write is idempotent. Events are keyed by a deterministic idempotency key and inserted with
-ON CONFLICT DO NOTHING, so replaying a transition after a crash adds nothing; mind rows are only
-moved forward (newer generation, or a new uid after delete and re-create), so a replayed or stale
-observation leaves them as they are. Payloads and specs pass through `mask_secrets` first.
+Every write is idempotent. Events are keyed by a deterministic idempotency key, and an insert
+whose key is already in `event_keys` adds nothing (the sealing trigger skips it, in whatever
+month's partition it would land), so replaying a transition after a crash adds nothing; mind
+rows are only moved forward (newer generation, or a new uid after delete and re-create), so a
+replayed or stale observation leaves them as they are. Payloads and specs pass through
+`mask_secrets` first.
 
 Intentions, beliefs, predictions, procedural memories and routine's series live in the store
 mixins (`store_intentions`, `store_beliefs`, `store_procedures`, `store_series`); `Ledger`
@@ -77,11 +79,11 @@ __all__ = ["Ledger"]
 # Built once (see store_common): an execution's two rows are written on every step.
 _EXECUTIONS, _OUTCOMES = table_of(ExecutionRow), table_of(ExecutionOutcomeRow)
 _BEGIN = returning_chained(
-    insert(_EXECUTIONS).on_conflict_do_nothing(index_elements=[_EXECUTIONS.c.origin_key]),
+    insert(_EXECUTIONS),
     _EXECUTIONS.c.id,
 )
 _FINISH = returning_chained(
-    insert(_OUTCOMES).on_conflict_do_nothing(index_elements=[_OUTCOMES.c.execution_id]),
+    insert(_OUTCOMES),
     _OUTCOMES.c.id,
 )
 

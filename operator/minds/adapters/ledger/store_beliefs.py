@@ -311,8 +311,7 @@ def _add_evidence(
     written = appended(
         session,
         returning_chained(
-            insert(BeliefEvidenceRow)
-            .values(
+            insert(BeliefEvidenceRow).values(
                 belief_id=belief,
                 key=key,
                 supports=supports,
@@ -321,8 +320,7 @@ def _add_evidence(
                 confidence_before=before,
                 confidence_after=after,
                 occurred_at=at,
-            )
-            .on_conflict_do_nothing(index_elements=[BeliefEvidenceRow.key]),
+            ),
             BeliefEvidenceRow.id,
         ),
     )

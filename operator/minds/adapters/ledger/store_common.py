@@ -34,9 +34,11 @@ class SessionOwner:
 
 #: One statement for every append, built once: a statement built per call (values bound into
 #: it) costs the ORM more CPU to compile and cache-key than the database takes to run it.
+#: No ON CONFLICT: the sealing trigger writes each row's key into its keys table first and
+#: skips a row whose key is there (see `chain.chain_trigger_sql`), so a replay returns nothing.
 _EVENTS = table_of(EventRow)
 _APPEND = returning_chained(
-    insert(_EVENTS).on_conflict_do_nothing(index_elements=[_EVENTS.c.idempotency_key]),
+    insert(_EVENTS),
     _EVENTS.c.idempotency_key,
 )
 

@@ -20,8 +20,7 @@ class ProcedureStore(SessionOwner):
         """Store the memory and its `procedure_stored` event; False if its id was already
         there (the first write stands)."""
         statement = returning_chained(
-            insert(ProceduralMemoryRow)
-            .values(
+            insert(ProceduralMemoryRow).values(
                 id=memory.id,
                 namespace=memory.namespace,
                 mind=memory.mind,
@@ -31,8 +30,7 @@ class ProcedureStore(SessionOwner):
                 plan=memory.plan,
                 revision=memory.revision,
                 created_at=memory.created_at,
-            )
-            .on_conflict_do_nothing(index_elements=[ProceduralMemoryRow.id]),
+            ),
             ProceduralMemoryRow.id,
         )
         with self.session() as session:

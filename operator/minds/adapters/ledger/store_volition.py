@@ -154,8 +154,7 @@ class VolitionStore(SessionOwner):
     ) -> bool:
         """Append one choice; False if its key was already recorded (a replayed cycle)."""
         statement = returning_chained(
-            insert(VolitionDecisionRow)
-            .values(
+            insert(VolitionDecisionRow).values(
                 namespace=namespace,
                 mind=mind,
                 kind=kind,
@@ -164,8 +163,7 @@ class VolitionStore(SessionOwner):
                 data=mask_secrets(dict(data)),
                 decided_at=at,
                 idempotency_key=key,
-            )
-            .on_conflict_do_nothing(index_elements=[VolitionDecisionRow.idempotency_key]),
+            ),
             VolitionDecisionRow.id,
         )
         with self.session() as session:

@@ -34,11 +34,13 @@ from minds.adapters.ledger.keys import LedgerKeys
 from minds.domain.ledger_seal import (
     SEAL_ALGORITHM,
     SealedCheckpoint,
+    cut_message,
     row_message,
     switch_message,
 )
 
 __all__ = [
+    "BAD_CUT",
     "BAD_SWITCH",
     "CHANGED",
     "SEAL_MISMATCH",
@@ -169,13 +171,23 @@ class Verification:
         return not (self.breaks or self.lost or self.unverified or self.checkpoint)
 
 
-def _rows_sql(table: ChainedTable) -> str:
+def _rows_sql(table: ChainedTable, cuts: bool = False) -> str:
     """Every row of ``table`` in chain order: the plain chain's two checks (computed here, by
-    no stored function), and the row's seal, if any."""
+    no stored function), and the row's seal, if any. With ``cuts`` (the ledger has
+    `ledger_cuts`), a chain's first row may follow a recorded cut's head: the rows before it
+    were archived, not lost."""
+    linked = "t.prev_hash IS NOT DISTINCT FROM lag(t.row_hash) OVER w"
+    if cuts:
+        linked = (
+            f"CASE WHEN lag(t.row_hash) OVER w IS NULL AND t.prev_hash IS NOT NULL THEN EXISTS "  # noqa: S608
+            f"(SELECT 1 FROM ledger_cuts AS c WHERE c.table_name = '{table.name}' AND "
+            "c.namespace = t.namespace AND c.mind = t.mind AND c.head = t.prev_hash) "
+            f"ELSE {linked} END"
+        )
     return f"""
 SELECT t.namespace, t.mind, t.{table.order} AS position,
        lag(t.{table.order}) OVER w AS previous,
-       t.prev_hash IS NOT DISTINCT FROM lag(t.row_hash) OVER w AS linked,
+       {linked} AS linked,
        t.row_hash IS NOT DISTINCT FROM {row_hash_sql("t.prev_hash", "t")} AS hashed,
        t.row_hash, s.seal, s.seal_key, s.seal_alg
 FROM {table.name} AS t
@@ -299,7 +311,7 @@ def _verify_table(
         seal,
         key_id,
         alg,
-    ) in connection.execute(text(_rows_sql(table))):
+    ) in connection.execute(text(_rows_sql(table, _has_cuts(connection)))):
         if chain is None or (chain.namespace, chain.mind) != (namespace, mind):
             switch = switches.get((table.name, namespace, mind))
             chain = _Chain(table.name, namespace, mind, switch.first if switch else None)
@@ -322,6 +334,37 @@ def _verify_table(
             chain.broken = True  # after its first break a chain says nothing more
             breaks.append(ChainBreak(table.name, namespace, mind, position, previous, reason))
     return chains
+
+
+def _has_cuts(connection: Connection) -> bool:
+    found = connection.execute(text("SELECT to_regclass('ledger_cuts') IS NOT NULL")).scalar()
+    return bool(found)
+
+
+BAD_CUT = "its chain's cut does not match its seal (a cut was written without the key)"
+
+_CUTS_SQL = """
+SELECT table_name, namespace, mind, last_order, head, manifest_sha256, seal, seal_key, seal_alg
+FROM ledger_cuts ORDER BY table_name, namespace, mind, last_order
+"""
+
+
+def _cut_breaks(connection: Connection, keys: LedgerKeys | None) -> list[ChainBreak]:
+    """A cut whose seal does not hold under its key: someone without the key recorded one, to
+    pass off rows dropped without an archive as archived."""
+    if keys is None or not _has_cuts(connection):
+        return []
+    breaks = []
+    for table, namespace, mind, last, head, manifest, seal, key_id, alg in connection.execute(
+        text(_CUTS_SQL)
+    ):
+        key = keys.get(key_id)
+        if key is None:
+            continue
+        message = cut_message(table, namespace, mind, int(last), bytes(head), manifest)
+        if alg != SEAL_ALGORITHM or not key.holds(message, bytes(seal)):
+            breaks.append(ChainBreak(table, namespace, mind, int(last), None, BAD_CUT))
+    return breaks
 
 
 def _lost(connection: Connection, anchors: Sequence[ChainHead]) -> list[ChainHead]:
@@ -421,6 +464,7 @@ def verify_chains_on(
             (c.table, c.namespace, c.mind) == (table_name, namespace, mind) for c in chains
         ):
             breaks.append(ChainBreak(table_name, namespace, mind, switch.first, None, BAD_SWITCH))
+    breaks += _cut_breaks(connection, keys)
     return Verification(
         rows=sum(c.rows for c in chains),
         chains=len(chains),
