@@ -3,7 +3,8 @@ from collections.abc import Iterator
 import pytest
 
 from minds.adapters.ledger import Ledger
-from minds.devenv.controller import ControllerHandle
+from minds.adapters.ledger.keys import load_keys
+from minds.devenv.controller import LEDGER_KEY_ID, ControllerHandle
 from tests.e2e.executor_support import assert_no_tracebacks
 from tests.fixtures.cluster import Cluster, paused
 
@@ -18,8 +19,11 @@ def controller_without_errors(session_controller: ControllerHandle) -> Iterator[
 
 
 @pytest.fixture
-def e2e_ledger(e2e_database_url: str):
-    with Ledger.from_url(e2e_database_url) as ledger:
+def e2e_ledger(e2e_database_url: str, cluster: Cluster):
+    """The session's ledger as a controller of the session writes it: sealed with the
+    session's key, so that what a test appends in-process keeps every chain verifiable."""
+    key = load_keys(cluster.ledger_keys, LEDGER_KEY_ID).active
+    with Ledger.from_url(e2e_database_url, key) as ledger:
         yield ledger
 
 

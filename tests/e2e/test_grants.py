@@ -287,7 +287,11 @@ def test_a_grant_names_who_really_granted_it(
     made = create(admin, honest)
     assert made.returncode == 0, made.stderr
     assert active(cluster, namespace, "honest")["grantedBy"] == "admin"
-    [row] = e2e_ledger.events(namespace=namespace, type="grant_active")
+    # The phase is shown first and recorded right after it: wait for the record.
+    [row] = eventually(
+        lambda: e2e_ledger.events(namespace=namespace, type="grant_active"),
+        what="the grant_active row",
+    )
     assert row.payload["grantedBy"] == "admin"
 
     renamed = cluster.kubectl(

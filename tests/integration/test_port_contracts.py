@@ -1177,9 +1177,9 @@ def test_a_thousand_identical_looks_make_one_series_of_a_thousand(ledger: Any) -
     [series] = ledger.series("shop", "keeper")
     assert (series.count, series.first_seen, full) == (1000, NOW, [NOW])
     assert series.last_seen == NOW + timedelta(seconds=60 * 999)
-    # A cut every CUT_EVERY (two hours): 8 in 999 minutes, each naming how many it adds.
+    # A cut every CUT_EVERY (four hours): 4 in 999 minutes, each naming how many it adds.
     cuts = ledger.events(mind="keeper", type=SERIES_CUT)
-    assert len(cuts) == timedelta(seconds=60 * 999) // CUT_EVERY == 8
+    assert len(cuts) == timedelta(seconds=60 * 999) // CUT_EVERY == 4
     assert sum(c.payload["sinceCut"] for c in cuts) == series.cut_count - 1
 
 

@@ -27,9 +27,9 @@ def text_blocks(text: str) -> list[str]:
 
 def test_the_cut_and_the_days_arithmetic_are_the_codes() -> None:
     section = " ".join(sections(LEDGER)["Routine is a series"].split())
-    assert timedelta(hours=2) == CUT_EVERY
-    assert "one `series_cut` row every two hours" in section
-    assert "so 24 cut rows a day" in section  # two series, a cut every two hours
+    assert timedelta(hours=4) == CUT_EVERY
+    assert "one `series_cut` row every four hours" in section
+    assert "so 12 cut rows a day" in section  # two series, a cut every four hours
     assert "| before series, eight rows a cycle | 11,520 |" in section
     assert 8 * 24 * 60 == 11_520
 

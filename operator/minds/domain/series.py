@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 #: How often an open series that grew is written into the journal (see the module notes).
-CUT_EVERY: Final = timedelta(hours=2)
+CUT_EVERY: Final = timedelta(hours=4)
 
 #: The journal's rows of a series: a checkpoint of an open one, and the end of one.
 SERIES_CUT: Final = "series_cut"
