@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import json
 import subprocess
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -316,40 +315,3 @@ def test_a_changed_checkpoint_is_refused(
     assert proc.returncode == 1
     assert "CHECKPOINT the checkpoint does not match its seal" in proc.stdout
     assert verify(ledger_database, "--checkpoint", str(kept.path)).returncode == 2
-
-
-def test_the_seal_costs_little(
-    ledger_database: LedgerDatabase, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Appends with and without the seal, alternating in one run, one event a transaction and
-    twenty: the ratio is printed (docs/ledger.md quotes it) and kept modest."""
-    spent = {("plain", 1): 0.0, ("keyed", 1): 0.0, ("plain", 20): 0.0, ("keyed", 20): 0.0}
-    rounds, transactions = 6, 40
-
-    def timed(ledger: Ledger, name: str, batch: int, round_: int) -> None:
-        started = time.perf_counter()
-        for n in range(transactions):
-            keys = [f"{name}-{batch}-{round_}-{n}-{i}" for i in range(batch)]
-            ledger.append_events([event(key, mind=name) for key in keys])
-        spent[(name, batch)] += time.perf_counter() - started
-
-    with (
-        Ledger.from_url(ledger_database.app_url) as plain,
-        Ledger.from_url(ledger_database.app_url, key=K1) as keyed,
-    ):
-        for round_ in range(rounds):  # the first round of each warms up and is not counted
-            for batch in (1, 20):
-                if round_ == 1:
-                    spent.update({("plain", batch): 0.0, ("keyed", batch): 0.0})
-                timed(plain, "plain", batch, round_)
-                timed(keyed, "keyed", batch, round_)
-    counted = (rounds - 1) * transactions
-    ratios = {batch: spent[("keyed", batch)] / spent[("plain", batch)] for batch in (1, 20)}
-    with capsys.disabled():
-        for batch, ratio in ratios.items():
-            print(
-                f"\n{counted} transactions of {batch} event(s): unsealed "
-                f"{spent[('plain', batch)] * 1000 / counted:.2f} ms, sealed "
-                f"{spent[('keyed', batch)] * 1000 / counted:.2f} ms each: ratio {ratio:.2f}"
-            )
-    assert max(ratios.values()) < 2
